@@ -1,0 +1,3 @@
+from crsbench.cli import app
+
+app(prog_name="crsbench")

@@ -1,0 +1,376 @@
+"""The four reliability axes, computed from run records (docs/records.md), and seed aggregation.
+
+Records in, tables out. Every axis is first computed per (encoder, task, seed), so that the paired
+seed bootstrap can resample seeds; then averaged over seeds; then over tasks. An axis without the
+records it needs is reported missing with a reason, never as zero (docs/crs.md, "Axes").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
+
+# Numeric metrics of a run record that seed aggregation summarises.
+METRICS: tuple[str, ...] = (
+    "auroc",
+    "balanced_accuracy",
+    "kappa_quadratic",
+    "ece",
+    "ece_adaptive",
+    "ece_classwise",
+    "brier",
+    "nll",
+)
+
+RECORD_KEY: tuple[str, ...] = (
+    "encoder",
+    "task",
+    "seed",
+    "fraction",
+    "condition_kind",
+    "condition",
+    "severity",
+)
+AGGREGATE_KEY: tuple[str, ...] = tuple(c for c in RECORD_KEY if c != "seed")
+REQUIRED_COLUMNS: tuple[str, ...] = RECORD_KEY + ("auroc", "ece", "brier", "nll")
+
+MISSING_REASONS: dict[str, str] = {
+    "discrimination": "no clean records at fraction 1.0",
+    "calibration": "no clean records at fraction 1.0 with a finite ECE",
+    "label_efficiency": "no clean records below fraction 1.0",
+    "robustness": "no perturbation or shift records",
+}
+
+# Fractions are stored as reals; rounding makes 0.1 written by two processes the same key.
+_FRACTION_DECIMALS = 9
+
+
+@dataclass(frozen=True)
+class AxisScores:
+    """Axis scores at every level of aggregation, plus the seed cube the bootstrap resamples.
+
+    `cube[e, t, s, a]` is the value of available axis `axes[a]` for `encoders[e]`, `tasks[t]`,
+    `seeds[s]`; `task_mask[t, a]` says whether task t counts towards axis a (it is complete for every
+    encoder and seed). Cube entries outside the mask are 0, so weighted sums need no NaN handling.
+    """
+
+    per_seed: pd.DataFrame
+    per_task: pd.DataFrame
+    table: pd.DataFrame
+    cube: np.ndarray
+    task_mask: np.ndarray
+    encoders: tuple[str, ...]
+    tasks: tuple[str, ...]
+    seeds: tuple[int, ...]
+    axes: tuple[str, ...]
+    missing: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def normalise_records(records: pd.DataFrame) -> pd.DataFrame:
+    """Check the columns the axes need, coerce their types, reject duplicate evaluations."""
+    if not isinstance(records, pd.DataFrame):
+        raise TypeError(f"records must be a pandas DataFrame, got {type(records).__name__}")
+    missing = [c for c in REQUIRED_COLUMNS if c not in records.columns]
+    if missing:
+        raise ValueError(f"records lack required column(s) {missing} (see docs/records.md)")
+    if records.empty:
+        raise ValueError("records table is empty: nothing to score")
+    out = records.copy()
+    out["encoder"] = out["encoder"].astype(str)
+    out["task"] = out["task"].astype(str)
+    out["condition_kind"] = out["condition_kind"].astype(str)
+    out["condition"] = out["condition"].astype(str)
+    out["seed"] = pd.to_numeric(out["seed"]).astype(np.int64)
+    out["severity"] = pd.to_numeric(out["severity"]).astype(np.int64)
+    out["fraction"] = pd.to_numeric(out["fraction"]).astype(float).round(_FRACTION_DECIMALS)
+    for metric in METRICS:
+        if metric in out.columns:
+            out[metric] = pd.to_numeric(out[metric], errors="coerce").astype(float)
+    unknown = sorted(set(out["condition_kind"]) - {"clean", "perturbation", "shift"})
+    if unknown:
+        raise ValueError(f"unknown condition_kind value(s) {unknown}; expected clean, perturbation or shift")
+    duplicated = out.duplicated(list(RECORD_KEY), keep=False)
+    if duplicated.any():
+        first = out.loc[duplicated, list(RECORD_KEY)].iloc[0].to_dict()
+        raise ValueError(
+            f"{int(duplicated.sum())} records share an evaluation key, e.g. {first}; "
+            "filter the records to one suite and encoder revision (suite_hash, encoder_revision) first"
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- seed aggregation
+
+
+def aggregate_seeds(records: pd.DataFrame) -> pd.DataFrame:
+    """One row per (encoder, task, fraction, condition_kind, condition, severity).
+
+    For each metric m present: `m_mean`, `m_std` (sample std, ddof=1; NaN with one seed) and `m_n`
+    (seeds with a non-null value). `n_seeds` counts the records in the group.
+    """
+    rec = normalise_records(records)
+    metrics = [m for m in METRICS if m in rec.columns]
+    grouped = rec.groupby(list(AGGREGATE_KEY), sort=True, dropna=False)
+    out = grouped.size().rename("n_seeds").to_frame()
+    for metric in metrics:
+        stats = grouped[metric].agg(["mean", "std", "count"])
+        out[f"{metric}_mean"] = stats["mean"]
+        out[f"{metric}_std"] = stats["std"]
+        out[f"{metric}_n"] = stats["count"].astype(np.int64)
+    return out.reset_index()
+
+
+# --------------------------------------------------------------------------- per-seed axes
+
+
+def _units(rec: pd.DataFrame) -> pd.DataFrame:
+    return rec[["encoder", "task", "seed"]].drop_duplicates()
+
+
+def _full_clean(rec: pd.DataFrame) -> pd.DataFrame:
+    return rec[(rec["condition_kind"] == "clean") & (rec["fraction"] == 1.0)]
+
+
+def _index_ets(frame: pd.DataFrame, column: str) -> pd.Series:
+    return frame.set_index(["encoder", "task", "seed"])[column]
+
+
+def _common_values(frame: pd.DataFrame, columns: list[str], units: pd.DataFrame) -> dict[str, set]:
+    """Per task: the values of `columns` present for every (encoder, seed) unit of that task.
+
+    `units` lists every (encoder, task, seed) in the records, so a unit with no rows at all empties
+    the grid instead of being silently skipped (which would mix definitions across encoders).
+    """
+    keys = frame[columns].apply(tuple, axis=1) if len(frame) else pd.Series(dtype=object)
+    have = keys.groupby([frame["encoder"], frame["task"], frame["seed"]]).agg(set).to_dict() if len(frame) else {}
+    common: dict[str, set] = {}
+    for task, group in units.groupby("task", sort=True):
+        sets = [have.get((e, task, s), set()) for e, s in zip(group["encoder"], group["seed"])]
+        common[task] = set.intersection(*sets) if sets else set()
+    return common
+
+
+def _label_efficiency(rec: pd.DataFrame, notes: list[str]) -> pd.Series:
+    """Normalised area under clean AUROC vs log10(fraction), from the smallest common fraction to 1."""
+    clean = rec[(rec["condition_kind"] == "clean") & rec["auroc"].notna()]
+    grids = _common_values(clean, ["fraction"], _units(rec))
+    pieces = []
+    for task, grid in grids.items():
+        fractions = sorted(f for (f,) in grid)
+        if len(fractions) < 2 or fractions[-1] != 1.0:
+            if len(set(clean.loc[clean["task"] == task, "fraction"])) > 1:
+                notes.append(
+                    f"label_efficiency: task {task!r} has no fraction grid below 1.0 common to every "
+                    "encoder and seed; it does not count towards the axis"
+                )
+            continue
+        sub = clean[(clean["task"] == task) & clean["fraction"].isin(fractions)]
+        curves = sub.pivot_table(index=["encoder", "task", "seed"], columns="fraction", values="auroc")
+        curves = curves[fractions]
+        log_f = np.log10(np.asarray(fractions))
+        area = np.trapezoid(curves.to_numpy(), log_f, axis=1)
+        full = curves[1.0].to_numpy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = area / (log_f[-1] - log_f[0]) / full
+        pieces.append(pd.Series(np.where(full > 0, value, np.nan), index=curves.index))
+    return pd.concat(pieces) if pieces else pd.Series(dtype=float)
+
+
+def _retention(rec: pd.DataFrame, kind: str, clean_auroc: pd.Series, notes: list[str]) -> pd.Series:
+    """Mean over the common (condition, severity) grid of condition AUROC / clean AUROC, at fraction 1."""
+    rows = rec[(rec["condition_kind"] == kind) & (rec["fraction"] == 1.0) & rec["auroc"].notna()]
+    if rows.empty:
+        return pd.Series(dtype=float)
+    grids = _common_values(rows, ["condition", "severity"], _units(rec))
+    pieces = []
+    for task, grid in grids.items():
+        task_rows = rows[rows["task"] == task]
+        present = set(task_rows[["condition", "severity"]].apply(tuple, axis=1)) if len(task_rows) else set()
+        if grid != present and present:
+            notes.append(
+                f"robustness: task {task!r} uses the {len(grid)} {kind} condition(s) x severities common "
+                f"to every encoder and seed, of {len(present)} present"
+            )
+        if not grid:
+            continue
+        keep = rows["task"].eq(task) & rows[["condition", "severity"]].apply(tuple, axis=1).isin(grid)
+        sub = rows[keep]
+        mean_auroc = sub.groupby(["encoder", "task", "seed"])["auroc"].mean()
+        clean = clean_auroc.reindex(mean_auroc.index)
+        # mean of ratios == ratio of the mean here, since the clean AUROC is one number per seed
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = mean_auroc / clean.where(clean > 0)
+        pieces.append(ratio)
+    return pd.concat(pieces) if pieces else pd.Series(dtype=float)
+
+
+def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None) -> pd.DataFrame:
+    """Axis values per (encoder, task, seed), NaN where the records for an axis are absent.
+
+    Columns: encoder, task, seed, the four axes, brier and nll (beside calibration), and the two parts
+    of robustness (perturbation_retention, shift_retention).
+    """
+    notes = [] if notes is None else notes
+    rec = normalise_records(records)
+    full = _full_clean(rec)
+    eta = (
+        rec[["encoder", "task", "seed"]].drop_duplicates().sort_values(["encoder", "task", "seed"])
+    )
+    index = pd.MultiIndex.from_frame(eta)
+    out = pd.DataFrame(index=index)
+    clean_auroc = _index_ets(full, "auroc")
+    out["discrimination"] = clean_auroc.reindex(index)
+    out["calibration"] = (1.0 - _index_ets(full, "ece")).reindex(index)
+    out["brier"] = _index_ets(full, "brier").reindex(index)
+    out["nll"] = _index_ets(full, "nll").reindex(index)
+    out["label_efficiency"] = _label_efficiency(rec, notes).reindex(index)
+    perturbation = _retention(rec, "perturbation", clean_auroc, notes).reindex(index)
+    shift = _retention(rec, "shift", clean_auroc, notes).reindex(index)
+    out["perturbation_retention"] = perturbation
+    out["shift_retention"] = shift
+    # a task with shift records averages the two; otherwise whichever part exists
+    out["robustness"] = pd.concat([perturbation, shift], axis=1).mean(axis=1, skipna=True)
+    columns = list(AXES) + ["brier", "nll", "perturbation_retention", "shift_retention"]
+    return out[columns].reset_index()
+
+
+# --------------------------------------------------------------------------- the seed cube
+
+
+def seed_weighted_axis_values(cube: np.ndarray, task_mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Axis values (B, E, A) for B seed draws, each given as seed counts (B, S).
+
+    A draw's seed-mean is the count-weighted mean over seeds (a seed drawn twice counts twice);
+    the axis value is then the mean over the tasks in `task_mask`. With counts all ones this is the
+    plain point estimate, so the point score and every bootstrap draw go through the same code.
+    """
+    counts = np.asarray(counts, dtype=float)
+    n_seeds = counts.sum(axis=1, keepdims=True)  # (B, 1)
+    seed_means = np.einsum("bs,etsa->beta", counts, cube) / n_seeds[:, :, None, None]
+    weights = task_mask / task_mask.sum(axis=0, keepdims=True)  # (T, A), columns sum to 1
+    return np.einsum("beta,ta->bea", seed_means, weights)
+
+
+def seed_standard_error(cube: np.ndarray, task_mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Standard error (B, A) of an encoder's axis mean, from the pooled within-encoder seed variance.
+
+    Per seed, the encoder-level axis value is the mean over the axis's tasks; its variance over the
+    (drawn) seeds, with the ddof=1 correction, is pooled over encoders, then divided by the number
+    of seeds. It measures seed noise only and does not move when an encoder's values all shift.
+    """
+    counts = np.asarray(counts, dtype=float)
+    n = counts.sum(axis=1)  # (B,)
+    weights = task_mask / task_mask.sum(axis=0, keepdims=True)
+    per_seed = np.einsum("etsa,ta->esa", cube, weights)  # (E, S, A)
+    mean = np.einsum("bs,esa->bea", counts, per_seed) / n[:, None, None]
+    # centred before squaring: E[x^2] - E[x]^2 would leave ~1e-9 of rounding noise on flat seeds
+    deviation = per_seed[None, :, :, :] - mean[:, :, None, :]  # (B, E, S, A)
+    variance = np.einsum("bs,besa->bea", counts, deviation**2) / n[:, None, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance = np.where(n[:, None, None] > 1, variance * (n / (n - 1))[:, None, None], 0.0)
+    pooled = variance.mean(axis=1)  # (B, A)
+    return np.sqrt(pooled / n[:, None])
+
+
+# --------------------------------------------------------------------------- assembling
+
+
+def _cohort(per_seed: pd.DataFrame, notes: list[str]) -> tuple[list[str], list[str], list[int]]:
+    """Encoders, the tasks every encoder has, and the seeds every (encoder, task) has, at fraction 1."""
+    has_clean = per_seed[per_seed["discrimination"].notna()]
+    encoders = sorted(per_seed["encoder"].unique())
+    if has_clean.empty:
+        raise ValueError(f"cannot score: {MISSING_REASONS['discrimination']}")
+    tasks = []
+    for task in sorted(per_seed["task"].unique()):
+        have = set(has_clean.loc[has_clean["task"] == task, "encoder"])
+        if have == set(encoders):
+            tasks.append(task)
+        else:
+            notes.append(f"task {task!r} dropped: encoder(s) {sorted(set(encoders) - have)} lack it")
+    if not tasks:
+        raise ValueError("cannot score: no task has clean fraction-1.0 records for every encoder")
+    seed_sets = [
+        set(group["seed"]) for _, group in has_clean[has_clean["task"].isin(tasks)].groupby(["encoder", "task"])
+    ]
+    seeds = sorted(set.intersection(*seed_sets))
+    every = sorted(set.union(*seed_sets))
+    if not seeds:
+        raise ValueError("cannot score: no seed is common to every encoder and task")
+    if seeds != every:
+        notes.append(f"seed(s) {sorted(set(every) - set(seeds))} dropped: not present for every encoder and task")
+    return encoders, tasks, seeds
+
+
+def compute_axes(records: pd.DataFrame) -> AxisScores:
+    """All four axes from a records table: per seed, per task (seed-mean) and per encoder (task-mean)."""
+    notes: list[str] = []
+    per_seed = per_seed_axes(records, notes)
+    encoders, tasks, seeds = _cohort(per_seed, notes)
+    grid = pd.MultiIndex.from_product([encoders, tasks, seeds], names=["encoder", "task", "seed"])
+    full = per_seed.set_index(["encoder", "task", "seed"]).reindex(grid)
+    shape = (len(encoders), len(tasks), len(seeds))
+
+    available, missing, masks, layers = [], {}, [], []
+    for axis in AXES:
+        values = full[axis].to_numpy(dtype=float).reshape(shape)
+        complete = np.isfinite(values).all(axis=(0, 2))  # per task
+        partial = np.isfinite(values).any(axis=(0, 2)) & ~complete
+        for t in np.flatnonzero(partial):
+            notes.append(f"{axis}: task {tasks[t]!r} dropped from the axis: not complete for every encoder and seed")
+        if complete.any():
+            available.append(axis)
+            masks.append(complete)
+            layers.append(np.where(complete[None, :, None], values, 0.0))
+        else:
+            missing[axis] = (
+                MISSING_REASONS[axis] if not partial.any() else "records incomplete in every task (see notes)"
+            )
+    cube = np.stack(layers, axis=-1)
+    task_mask = np.stack(masks, axis=-1).astype(float)
+
+    per_task = _per_task_table(full, encoders, tasks, seeds, available, task_mask)
+    table = pd.DataFrame(
+        seed_weighted_axis_values(cube, task_mask, np.ones((1, len(seeds))))[0],
+        index=pd.Index(encoders, name="encoder"),
+        columns=available,
+    )
+    table = table.reindex(columns=list(AXES))
+    extras = per_task.groupby("encoder")[["brier", "nll"]].mean()
+    table = table.join(extras)
+    kept = per_seed["task"].isin(tasks) & per_seed["seed"].isin(seeds)
+    return AxisScores(
+        per_seed=per_seed[kept].reset_index(drop=True),
+        per_task=per_task,
+        table=table,
+        cube=cube,
+        task_mask=task_mask,
+        encoders=tuple(encoders),
+        tasks=tuple(tasks),
+        seeds=tuple(int(s) for s in seeds),
+        axes=tuple(available),
+        missing=missing,
+        notes=tuple(notes),
+    )
+
+
+def _per_task_table(full, encoders, tasks, seeds, available, task_mask) -> pd.DataFrame:
+    """Seed-means per (encoder, task); an axis a task does not count towards is NaN there."""
+    means = full.groupby(level=["encoder", "task"]).mean(numeric_only=True)
+    for a, axis in enumerate(available):
+        unused = [t for i, t in enumerate(tasks) if not task_mask[i, a]]
+        means.loc[means.index.get_level_values("task").isin(unused), axis] = np.nan
+    for axis in AXES:
+        if axis not in available:
+            means[axis] = np.nan
+    means["n_seeds"] = len(seeds)
+    columns = list(AXES) + ["brier", "nll", "perturbation_retention", "shift_retention", "n_seeds"]
+    return means[columns].reset_index()

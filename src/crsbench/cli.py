@@ -1,0 +1,132 @@
+"""The `crsbench` command: a thin layer over `crsbench.api` with progress bars and tables."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from crsbench import __version__, api
+from crsbench.errors import CRSBenchError
+from crsbench.progress import RichProgress
+
+app = typer.Typer(
+    name="crsbench",
+    help="CRS-Bench: which frozen image encoder should a medical imaging team use?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(soft_wrap=True)
+
+
+def _fail(error: CRSBenchError) -> None:
+    Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
+    raise typer.Exit(error.exit_code)
+
+
+def _summary_rich(frame) -> Table:
+    seeds = int(frame["n_seeds"].max()) if len(frame) else 0
+    table = Table(title=f"Clean test, 100% labels: AUROC / ECE (mean over {seeds} seeds)")
+    table.add_column("encoder", style="bold")
+    tasks = sorted(frame["task"].unique())
+    for task in tasks:
+        table.add_column(task, justify="right")
+    table.add_column("mean AUROC", justify="right")
+    for encoder, rows in frame.groupby("encoder", sort=False, observed=True):
+        by_task = rows.set_index("task")
+        cells = [
+            f"{by_task.at[t, 'auroc_mean']:.3f} / {by_task.at[t, 'ece_mean']:.3f}" if t in by_task.index else "-"
+            for t in tasks
+        ]
+        table.add_row(str(encoder), *cells, f"{rows['auroc_mean'].mean():.3f}")
+    return table
+
+
+def _run_and_report(suite, cache_dir: Optional[Path]) -> None:
+    started = time.perf_counter()
+    summary = api.run(suite, progress=RichProgress(), cache_dir=cache_dir)
+    elapsed = time.perf_counter() - started
+    table = api.summary_table(summary.output)
+    order = table.groupby("encoder")["auroc_mean"].mean().sort_values(ascending=False).index
+    table["encoder"] = table["encoder"].astype("category").cat.set_categories(list(order))
+    console.print(_summary_rich(table.sort_values(["encoder", "task"])))
+    console.print(
+        f"{summary.written} records written, {summary.skipped} already stored, "
+        f"{summary.forward_passes} encoder batches run, in {elapsed:.1f} s. Results: {summary.output}/results.sqlite"
+    )
+
+
+@app.command()
+def demo(
+    quick: bool = typer.Option(False, "--quick", help="A one-minute version: fewer images, seeds and fractions."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Results folder (default: the suite's)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
+    generated: bool = typer.Option(False, "--generated", help="Use the generated data even when MedMNIST files are on disk."),
+) -> None:
+    """Run the demo benchmark end to end on data the project generates (or local MedMNIST files)."""
+    try:
+        suite = api.demo_suite(quick=quick, output=output, use_medmnist=not generated)
+        _run_and_report(suite, cache_dir)
+    except CRSBenchError as error:
+        _fail(error)
+
+
+@app.command()
+def run(
+    suite: Path = typer.Argument(..., help="Suite YAML file."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
+) -> None:
+    """Run a suite; a rerun resumes, writing only the records that are missing."""
+    try:
+        _run_and_report(api.load_suite(suite), cache_dir)
+    except CRSBenchError as error:
+        _fail(error)
+
+
+@app.command()
+def validate(suite: Path = typer.Argument(..., help="Suite YAML file.")) -> None:
+    """Check a suite file without running it."""
+    try:
+        loaded = api.load_suite(suite)
+    except CRSBenchError as error:
+        _fail(error)
+    console.print(
+        f"{suite}: ok ({len(loaded.encoder_specs)} encoders, {len(loaded.tasks)} tasks, "
+        f"{len(loaded.seeds)} seeds, {len(loaded.fractions)} fractions)"
+    )
+
+
+@app.command()
+def results(
+    results_dir: Path = typer.Argument(..., help="Results folder or results.sqlite."),
+    export: bool = typer.Option(False, "--export", help="Write records and seed means as Parquet and CSV."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the exports (default: the results folder)."),
+) -> None:
+    """Show the per-encoder table of a results folder, and optionally export its records."""
+    try:
+        console.print(_summary_rich(api.summary_table(results_dir)))
+        if export:
+            for path in api.export_results(results_dir, out):
+                console.print(f"wrote {path}")
+    except CRSBenchError as error:
+        _fail(error)
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    console.print(__version__)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

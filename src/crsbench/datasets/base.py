@@ -1,0 +1,119 @@
+"""The dataset protocol: a small declarative value plus a `split(name)` accessor.
+
+Everything downstream of a dataset sees only `SplitData`: ids, uint8 RGB images of one size,
+labels and group ids (patient / lesion). Labels are int64 class indices `[n]` for single-label
+and ordinal tasks, and float32 `[n, k]` in {0, 1, NaN} for multi-label tasks, NaN meaning
+"masked: do not train or score on this label for this image" (the U-Ignore policy).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+TASK_TYPES = ("single_label", "multi_label", "ordinal")
+SPLITS = ("train", "val", "test")
+
+
+@dataclass(frozen=True)
+class DatasetMeta:
+    name: str
+    task_type: str
+    class_names: tuple[str, ...]
+    modality: str = "generic"  # dermoscopy | fundus | chest_xray | generic: picks perturbation sets
+    description: str = ""
+    source: str = ""
+    licence: str = ""
+
+    def __post_init__(self) -> None:
+        if self.task_type not in TASK_TYPES:
+            raise ValueError(f"dataset {self.name!r}: task_type must be one of {TASK_TYPES}, got {self.task_type!r}")
+        if len(self.class_names) < 2 and self.task_type != "multi_label":
+            raise ValueError(f"dataset {self.name!r}: needs at least two classes")
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.class_names)
+
+
+class ImageSource(Protocol):
+    """Indexable images: `source[i]` is a uint8 array [H, W, 3]; every image of a split has one size."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int) -> np.ndarray: ...
+
+
+class ArrayImages:
+    """Images held in memory as one uint8 array [n, H, W] or [n, H, W, C]."""
+
+    def __init__(self, array: np.ndarray):
+        if array.dtype != np.uint8:
+            raise ValueError(f"images must be uint8, got {array.dtype}")
+        if array.ndim == 3:
+            array = array[..., None]
+        if array.ndim != 4 or array.shape[-1] not in (1, 3):
+            raise ValueError(f"images must be [n, H, W] or [n, H, W, 1|3], got shape {array.shape}")
+        self.array = array
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        image = self.array[i]
+        return np.repeat(image, 3, axis=-1) if image.shape[-1] == 1 else image
+
+    def batch(self, indices: Sequence[int]) -> np.ndarray:
+        images = self.array[np.asarray(indices)]
+        return np.repeat(images, 3, axis=-1) if images.shape[-1] == 1 else images
+
+
+def images_batch(source: ImageSource, indices: Sequence[int]) -> np.ndarray:
+    """A uint8 batch [b, H, W, 3]; uses the source's vectorised `batch` when it has one."""
+    if hasattr(source, "batch"):
+        return source.batch(indices)
+    return np.stack([source[int(i)] for i in indices])
+
+
+@dataclass
+class SplitData:
+    ids: np.ndarray
+    images: ImageSource
+    labels: np.ndarray
+    groups: np.ndarray = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        self.ids = np.asarray(self.ids).astype(str)
+        if self.groups is None:
+            self.groups = self.ids.copy()
+        self.groups = np.asarray(self.groups).astype(str)
+        n = len(self.ids)
+        if not (len(self.images) == len(self.labels) == len(self.groups) == n):
+            raise ValueError(
+                f"split sizes disagree: ids {n}, images {len(self.images)}, labels {len(self.labels)}, groups {len(self.groups)}"
+            )
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@runtime_checkable
+class Dataset(Protocol):
+    meta: DatasetMeta
+
+    def fingerprint(self) -> str:
+        """A content hash that changes whenever the images, labels or splits change."""
+        ...
+
+    def split(self, name: str) -> SplitData: ...
+
+
+def sha256_of(*parts: bytes | str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\x00")
+    return digest.hexdigest()

@@ -1,0 +1,383 @@
+"""A folder of images plus a labels CSV, for a team's own data.
+
+The CSV has one row per image: a column naming the image file (relative to the root folder;
+the extension may be left off, then the known image extensions are tried), one label column
+for single-label and ordinal tasks or several 0/1 columns for multi-label tasks, and optionally
+a group column (patient / lesion id) and a split column (train / val / test). Without a split
+column the splits come from `grouped_stratified_split`.
+
+The CSV and the file listing are checked when the dataset is built; the images themselves are
+decoded lazily, one at a time, when a batch asks for them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
+from crsbench.datasets.splits import grouped_stratified_split
+from crsbench.errors import DataError
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+SPLIT_ALIASES = {"train": "train", "val": "val", "valid": "val", "validation": "val", "test": "test"}
+_SHOWN = 5  # how many offending names an error message lists
+
+
+class FileImages:
+    """Images decoded from files on demand: uint8 RGB, resized (shorter side) and centre-cropped to size x size."""
+
+    def __init__(self, paths: Sequence[Path | str], size: int):
+        self.paths = [Path(p) for p in paths]
+        self.size = int(size)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return load_image(self.paths[i], self.size)
+
+    def batch(self, indices: Sequence[int]) -> np.ndarray:
+        images = [self[int(i)] for i in indices]
+        if not images:
+            return np.zeros((0, self.size, self.size, 3), dtype=np.uint8)
+        return np.stack(images)
+
+
+def load_image(path: Path, size: int) -> np.ndarray:
+    try:
+        with Image.open(path) as image:
+            image.load()  # decode now, so truncated files fail here with their name
+            image = ImageOps.exif_transpose(image)
+            rgb = _to_rgb(image)
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as error:
+        raise DataError(f"{path}: cannot read image ({error})") from error
+    return np.asarray(_square_resize(rgb, size), dtype=np.uint8)
+
+
+def _to_rgb(image: Image.Image) -> Image.Image:
+    if image.mode in ("I", "I;16", "I;16B", "I;16L"):
+        # 16-bit greyscale (common for X-ray PNGs): scale to 8 bits rather than clipping at 255.
+        array = np.asarray(image, dtype=np.float64) / 257.0
+        image = Image.fromarray(np.clip(np.rint(array), 0, 255).astype(np.uint8), mode="L")
+    return image.convert("RGB")  # greyscale is replicated to three channels
+
+
+def _square_resize(image: Image.Image, size: int) -> Image.Image:
+    # Resizing the central square to size x size equals "resize the shorter side, then centre-crop".
+    width, height = image.size
+    side = min(width, height)
+    left, top = (width - side) / 2, (height - side) / 2
+    box = (left, top, left + side, top + side)
+    return image.resize((size, size), Image.Resampling.BILINEAR, box=box, reducing_gap=None)
+
+
+@dataclass(frozen=True)
+class _Row:
+    line: int  # line number in the CSV, header = 1, for error messages
+    values: dict[str, str]
+
+
+class FolderDataset:
+    """Images under `root`, labels in `csv`; see the module docstring for the CSV layout."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        csv: Path | str,
+        image_column: str = "image",
+        label_columns: str | Sequence[str] = "label",
+        task_type: str = "single_label",
+        group_column: str | None = None,
+        split_column: str | None = None,
+        class_names: Sequence[str] | None = None,
+        image_size: int = 224,
+        extensions: Sequence[str] = IMAGE_EXTENSIONS,
+        split_seed: int = 0,
+        fractions: Sequence[float] = (0.7, 0.1, 0.2),
+        name: str | None = None,
+        modality: str = "generic",
+    ):
+        self.root = Path(root).expanduser()
+        self.csv_path = Path(csv).expanduser()
+        self.image_column = image_column
+        self.label_columns = (label_columns,) if isinstance(label_columns, str) else tuple(label_columns)
+        self.task_type = task_type
+        self.group_column = group_column
+        self.split_column = split_column
+        self.image_size = int(image_size)
+        self.extensions = tuple(e if e.startswith(".") else f".{e}" for e in extensions)
+        self.split_seed = split_seed
+        self.fractions = tuple(float(f) for f in fractions)
+
+        self._check_paths_exist()
+        rows = self._read_rows()
+        self.ids = self._image_ids(rows)
+        self.files = self._resolve_image_files()
+        self.class_names, self.labels = self._parse_labels(rows, class_names)
+        self.groups = self._groups(rows)
+        self.assignment = self._splits(rows)
+        self.meta = self._build_meta(name or self.root.name, modality)
+        self._fingerprint: str | None = None
+
+    # ----- the Dataset protocol
+
+    def split(self, name: str) -> SplitData:
+        if name not in SPLITS:
+            raise DataError(f"unknown split {name!r} for {self.meta.name}; expected one of {', '.join(SPLITS)}")
+        members = np.flatnonzero(self.assignment == name)
+        return SplitData(
+            ids=self.ids[members],
+            images=FileImages([self.files[i] for i in members], self.image_size),
+            labels=self.labels[members],
+            groups=self.groups[members],
+        )
+
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            listing = sorted((self._relative(path), path.stat().st_size) for path in set(self.files))
+            self._fingerprint = sha256_of(
+                self.csv_path.read_bytes(), json.dumps(listing), json.dumps(self._loader_options())
+            )
+        return self._fingerprint
+
+    # ----- reading and checking the CSV
+
+    def _check_paths_exist(self) -> None:
+        if not self.root.is_dir():
+            raise DataError(f"image folder not found: {self.root}")
+        if not self.csv_path.is_file():
+            raise DataError(f"labels CSV not found: {self.csv_path}")
+
+    def _read_rows(self) -> list[_Row]:
+        try:
+            with open(self.csv_path, newline="", encoding="utf-8-sig") as handle:
+                reader = csv.DictReader(handle)
+                header = [c.strip() for c in reader.fieldnames or []]
+                reader.fieldnames = header
+                self._check_columns(header)
+                rows = [_Row(reader.line_num, row) for row in reader]
+        except (UnicodeDecodeError, csv.Error) as error:
+            raise DataError(f"{self.csv_path}: not a readable UTF-8 CSV ({error})") from error
+        if not rows:
+            raise DataError(f"{self.csv_path}: no data rows")
+        for row in rows:
+            if None in row.values or any(row.values.get(c) is None for c in header):
+                raise DataError(f"{self.csv_path} line {row.line}: expected {len(header)} fields")
+        return rows
+
+    def _check_columns(self, header: list[str]) -> None:
+        if not header:
+            raise DataError(f"{self.csv_path}: empty file, expected a header row")
+        wanted = [self.image_column, *self.label_columns, self.group_column, self.split_column]
+        for column in (c for c in wanted if c is not None):
+            if column not in header:
+                raise DataError(f"{self.csv_path}: missing column '{column}' (columns: {', '.join(header)})")
+
+    def _image_ids(self, rows: list[_Row]) -> np.ndarray:
+        ids = np.array([row.values[self.image_column].strip() for row in rows])
+        blank = np.flatnonzero(ids == "")
+        if len(blank):
+            raise DataError(f"{self.csv_path} line {rows[blank[0]].line}: empty '{self.image_column}'")
+        self._check_unique_ids(ids)
+        return ids
+
+    def _check_unique_ids(self, ids: np.ndarray) -> None:
+        names, counts = np.unique(ids, return_counts=True)
+        duplicates = names[counts > 1]
+        if len(duplicates):
+            shown = ", ".join(duplicates[:_SHOWN])
+            raise DataError(
+                f"{self.csv_path}: {len(duplicates)} image names listed more than once in column"
+                f" '{self.image_column}': {shown}"
+            )
+
+    def _resolve_image_files(self) -> list[Path]:
+        files, missing = [], []
+        for image_id in self.ids:
+            path = self._find_image(image_id)
+            if path is None:
+                missing.append(image_id)
+            files.append(path)
+        if missing:
+            shown = ", ".join(missing[:_SHOWN]) + (", ..." if len(missing) > _SHOWN else "")
+            raise DataError(f"{self.csv_path}: {len(missing)} listed images not found under {self.root}: {shown}")
+        return files
+
+    def _find_image(self, image_id: str) -> Path | None:
+        path = self.root / image_id
+        if path.is_file():
+            return path
+        if path.suffix.lower() in self.extensions:
+            return None
+        for extension in self.extensions:
+            for candidate in (path.with_name(path.name + extension), path.with_name(path.name + extension.upper())):
+                if candidate.is_file():
+                    return candidate
+        return None
+
+    # ----- labels
+
+    def _parse_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
+        parse = {
+            "single_label": self._single_labels,
+            "ordinal": self._ordinal_labels,
+            "multi_label": self._multi_labels,
+        }.get(self.task_type)
+        if parse is None:
+            raise DataError(f"task_type must be one of single_label, multi_label, ordinal; got {self.task_type!r}")
+        if self.task_type != "multi_label" and len(self.label_columns) != 1:
+            raise DataError(f"a {self.task_type} task takes one label column, got {len(self.label_columns)}")
+        return parse(rows, class_names)
+
+    def _single_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
+        column = self.label_columns[0]
+        values = [row.values[column].strip() for row in rows]
+        for value, row in zip(values, rows):
+            if value == "":
+                self._unknown_label(row, column, value, "a label is required")
+        names = tuple(str(c) for c in class_names) if class_names is not None else _sorted_classes(values)
+        index = {name: i for i, name in enumerate(names)}
+        for value, row in zip(values, rows):
+            if value not in index:
+                self._unknown_label(row, column, value, f"known: {', '.join(names)}")
+        return names, np.array([index[v] for v in values], dtype=np.int64)
+
+    def _ordinal_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
+        if class_names is not None:  # named grades, in order
+            return self._single_labels(rows, class_names)
+        column = self.label_columns[0]
+        grades = [self._integer_grade(row, column) for row in rows]
+        lowest, highest = min(grades), max(grades)
+        # Keep every grade between the extremes so the ordinal scale has no gaps.
+        names = tuple(str(g) for g in range(lowest, highest + 1))
+        return names, np.array(grades, dtype=np.int64) - lowest
+
+    def _integer_grade(self, row: _Row, column: str) -> int:
+        value = row.values[column].strip()
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not number.is_integer():
+            self._unknown_label(row, column, value, "ordinal grades must be integers")
+        return int(number)
+
+    def _multi_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
+        names = tuple(class_names) if class_names is not None else self.label_columns
+        if len(names) != len(self.label_columns):
+            raise DataError(f"{len(names)} class names for {len(self.label_columns)} label columns")
+        labels = np.empty((len(rows), len(self.label_columns)), dtype=np.float32)
+        for r, row in enumerate(rows):
+            for c, column in enumerate(self.label_columns):
+                labels[r, c] = self._binary_value(row, column)
+        return tuple(str(n) for n in names), labels
+
+    def _binary_value(self, row: _Row, column: str) -> float:
+        value = row.values[column].strip()
+        if value == "":
+            return np.nan  # blank: masked, neither trained nor scored on
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if number not in (0.0, 1.0):
+            self._unknown_label(row, column, value, "multi-label values must be 0, 1 or blank")
+        return number
+
+    def _unknown_label(self, row: _Row, column: str, value: str, hint: str):
+        raise DataError(f"{self.csv_path} line {row.line}: unknown label {value!r} in column '{column}' ({hint})")
+
+    # ----- groups, splits, meta
+
+    def _groups(self, rows: list[_Row]) -> np.ndarray:
+        if self.group_column is None:
+            return self.ids.copy()
+        groups = np.array([row.values[self.group_column].strip() for row in rows])
+        blank = np.flatnonzero(groups == "")
+        if len(blank):
+            raise DataError(f"{self.csv_path} line {rows[blank[0]].line}: empty group in column '{self.group_column}'")
+        return groups
+
+    def _splits(self, rows: list[_Row]) -> np.ndarray:
+        if self.split_column is None:
+            try:
+                return grouped_stratified_split(self.labels, self.groups, self.fractions, self.split_seed)
+            except ValueError as error:
+                raise DataError(f"{self.csv_path}: cannot split ({error})") from error
+        assignment = []
+        for row in rows:
+            value = row.values[self.split_column].strip()
+            if value.lower() not in SPLIT_ALIASES:
+                raise DataError(
+                    f"{self.csv_path} line {row.line}: unknown split {value!r} in column"
+                    f" '{self.split_column}' (expected train, val or test)"
+                )
+            assignment.append(SPLIT_ALIASES[value.lower()])
+        assignment = np.array(assignment)
+        self._check_groups_within_one_split(assignment)
+        return assignment
+
+    def _check_groups_within_one_split(self, assignment: np.ndarray) -> None:
+        # A patient in two splits leaks between training and testing.
+        seen: dict[str, str] = {}
+        for group, split in zip(self.groups.tolist(), assignment.tolist()):
+            if seen.setdefault(group, split) != split:
+                raise DataError(
+                    f"{self.csv_path}: group {group!r} appears in both '{seen[group]}' and '{split}'"
+                    f" (column '{self.split_column}')"
+                )
+
+    def _build_meta(self, name: str, modality: str) -> DatasetMeta:
+        try:
+            return DatasetMeta(
+                name=name,
+                task_type=self.task_type,
+                class_names=self.class_names,
+                modality=modality,
+                description=f"images under {self.root}, labels from {self.csv_path.name}",
+                source=str(self.root),
+            )
+        except ValueError as error:
+            raise DataError(f"{self.csv_path}: {error}") from error
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def _loader_options(self) -> dict:
+        return {
+            "image_column": self.image_column,
+            "label_columns": list(self.label_columns),
+            "task_type": self.task_type,
+            "group_column": self.group_column,
+            "split_column": self.split_column,
+            "class_names": list(self.class_names),
+            "image_size": self.image_size,
+            "extensions": list(self.extensions),
+            "split_seed": self.split_seed,
+            "fractions": list(self.fractions),
+        }
+
+
+def _sorted_classes(values: list[str]) -> tuple[str, ...]:
+    unique = set(values)
+    if all(_is_integer(v) for v in unique):
+        return tuple(sorted(unique, key=int))  # "10" after "9"
+    return tuple(sorted(unique))
+
+
+def _is_integer(value: str) -> bool:
+    try:
+        int(value)
+    except ValueError:
+        return False
+    return True

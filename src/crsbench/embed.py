@@ -1,0 +1,197 @@
+"""Embedding step: (encoder, dataset split, image condition) -> cached float32 matrix.
+
+Nothing downstream of this module touches images or models. The cache is a wrapper around the
+extraction engine: `CachedEmbedder(embedder, cache).embed(request)` returns the stored matrix when
+its content hash verifies, and otherwise computes and stores it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from crsbench.datasets.base import Dataset, ImageSource, images_batch, sha256_of
+from crsbench.encoders.base import Encoder
+from crsbench.progress import Progress, SilentProgress
+
+
+class ImageCondition(Protocol):
+    """How evaluation images are altered before the encoder sees them; `clean` alters nothing."""
+
+    name: str
+    severity: int
+
+    def cache_id(self) -> str: ...
+
+    def apply(self, images: np.ndarray, ids: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class CleanCondition:
+    name: str = "clean"
+    severity: int = 0
+
+    def cache_id(self) -> str:
+        return "clean"
+
+    def apply(self, images: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+        return images
+
+
+CLEAN = CleanCondition()
+
+
+@dataclass(frozen=True)
+class EmbeddingRequest:
+    encoder: Encoder
+    dataset: Dataset
+    split: str
+    condition: ImageCondition = CLEAN
+
+    def key(self) -> str:
+        meta = self.encoder.meta
+        return sha256_of(
+            meta.fingerprint(), self.dataset.meta.name, self.dataset.fingerprint(), self.split, self.condition.cache_id()
+        )[:32]
+
+    def describe(self) -> dict:
+        return {
+            "encoder": self.encoder.meta.name,
+            "encoder_fingerprint": self.encoder.meta.fingerprint(),
+            "dataset": self.dataset.meta.name,
+            "dataset_fingerprint": self.dataset.fingerprint(),
+            "split": self.split,
+            "condition": self.condition.cache_id(),
+        }
+
+
+@dataclass(frozen=True)
+class Embedding:
+    matrix: np.ndarray  # float32 [n, d], rows in the split's order
+    content_hash: str
+    from_cache: bool
+
+
+def content_hash(matrix: np.ndarray) -> str:
+    header = f"{matrix.dtype.str}{matrix.shape}".encode()
+    return hashlib.sha256(header + np.ascontiguousarray(matrix).tobytes()).hexdigest()[:32]
+
+
+def resize_batch(images: np.ndarray, size: int) -> np.ndarray:
+    """uint8 [b, H, W, 3] -> uint8 [b, size, size, 3]; bilinear with antialiasing, as PIL does."""
+    if images.shape[1] == size and images.shape[2] == size:
+        return images
+    import torch
+    import torch.nn.functional as F
+
+    x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float()
+    y = F.interpolate(x, size=(size, size), mode="bilinear", antialias=True, align_corners=False)
+    return y.round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
+
+
+class Embedder:
+    """The extraction engine: batches in split order, condition, resize, encode."""
+
+    def __init__(self, batch_size: int = 32, progress: Progress | None = None):
+        self.batch_size = batch_size
+        self.progress = progress or SilentProgress()
+        self.forward_passes = 0  # counted so tests can prove a warm cache runs none
+
+    def embed(self, request: EmbeddingRequest) -> Embedding:
+        split = request.dataset.split(request.split)
+        matrix = self.extract(request.encoder, split.images, split.ids, request.condition, self._label(request))
+        return Embedding(matrix, content_hash(matrix), from_cache=False)
+
+    def extract(
+        self, encoder: Encoder, images: ImageSource, ids: Sequence[str], condition: ImageCondition, label: str
+    ) -> np.ndarray:
+        n = len(images)
+        size = encoder.meta.input_size
+        chunks = []
+        with self.progress.task(label, total=n) as task:
+            for start in range(0, n, self.batch_size):
+                index = np.arange(start, min(start + self.batch_size, n))
+                batch = condition.apply(images_batch(images, index), [ids[i] for i in index])
+                vectors = encoder.encode(resize_batch(batch, size))
+                self.forward_passes += 1
+                chunks.append(np.asarray(vectors, dtype=np.float32))
+                task.advance(len(index))
+        return np.concatenate(chunks) if chunks else np.zeros((0, encoder.meta.embed_dim or 0), np.float32)
+
+    @staticmethod
+    def _label(request: EmbeddingRequest) -> str:
+        condition = request.condition.cache_id()
+        suffix = "" if condition == "clean" else f" [{condition}]"
+        return f"embed {request.encoder.meta.name} / {request.dataset.meta.name}:{request.split}{suffix}"
+
+
+class EmbeddingCache:
+    """One `.npy` plus a `.json` sidecar per key; the sidecar holds the matrix's content hash."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.rejected: list[str] = []  # keys whose files were truncated or tampered with
+
+    def _paths(self, key: str) -> tuple[Path, Path]:
+        return self.root / f"{key}.npy", self.root / f"{key}.json"
+
+    def load(self, key: str) -> Embedding | None:
+        array_path, meta_path = self._paths(key)
+        if not (array_path.exists() and meta_path.exists()):
+            return None
+        try:
+            meta = json.loads(meta_path.read_text())
+            matrix = np.load(array_path, allow_pickle=False)
+        except (OSError, ValueError, EOFError, json.JSONDecodeError):
+            self.rejected.append(key)
+            return None
+        digest = content_hash(matrix)
+        if digest != meta.get("content_hash") or list(matrix.shape) != meta.get("shape"):
+            self.rejected.append(key)
+            return None
+        return Embedding(matrix, digest, from_cache=True)
+
+    def save(self, key: str, embedding: Embedding, description: dict) -> None:
+        array_path, meta_path = self._paths(key)
+        # write-then-rename: a crash leaves either the old file or the new one, never half of one
+        _atomic_write(array_path, lambda f: np.save(f, embedding.matrix, allow_pickle=False))
+        meta = {**description, "content_hash": embedding.content_hash, "shape": list(embedding.matrix.shape)}
+        _atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=1).encode()))
+
+
+def _atomic_write(path: Path, write: Callable) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class CachedEmbedder:
+    """Wraps an embedder: each request is computed once, then served from the verified cache."""
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache):
+        self.embedder = embedder
+        self.cache = cache
+
+    def embed(self, request: EmbeddingRequest) -> Embedding:
+        key = request.key()
+        cached = self.cache.load(key)
+        if cached is not None:
+            return cached
+        embedding = self.embedder.embed(request)
+        self.cache.save(key, embedding, request.describe())
+        return embedding

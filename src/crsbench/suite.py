@@ -1,0 +1,189 @@
+"""Suite files: YAML validated with pydantic. A bad suite fails with one line naming file and field."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from crsbench.errors import SuiteError
+
+DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
+PATH_OPTIONS = ("path", "root", "csv")  # dataset options resolved relative to the suite file
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EncoderSpec(_Strict):
+    name: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    label_: Optional[str] = Field(None, alias="label", pattern=r"^[A-Za-z0-9_.@=,-]+$")
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        from crsbench.encoders.registry import encoder_names
+
+        if name not in encoder_names():
+            raise ValueError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}")
+        return name
+
+    @property
+    def label(self) -> str:
+        """Unique name in results: options that change the vectors are part of it unless labelled."""
+        if self.label_:
+            return self.label_
+        if not self.options:
+            return self.name
+        return self.name + "@" + ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+
+
+class DatasetSpec(BaseModel):
+    """`kind` picks a dataset family; every other field is passed to it as an option."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    kind: str
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        from crsbench.datasets.registry import known_dataset_kinds as dataset_kinds
+
+        if kind not in dataset_kinds():
+            raise ValueError(f"unknown dataset kind {kind!r}; known: {', '.join(dataset_kinds())}")
+        return kind
+
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class TaskSpec(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    dataset: DatasetSpec
+    shift: Optional[DatasetSpec] = None
+
+
+class ProbeSpec(_Strict):
+    c_grid: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
+    max_iter: int = Field(1000, gt=0)
+    tol: float = Field(1e-4, gt=0)
+
+    @field_validator("c_grid")
+    @classmethod
+    def _positive(cls, grid: tuple[float, ...]) -> tuple[float, ...]:
+        if not grid or any(c <= 0 for c in grid):
+            raise ValueError("must be a non-empty list of positive numbers")
+        return tuple(sorted(set(grid)))
+
+
+class Suite(_Strict):
+    name: str
+    output: str = "crsbench-results"
+    cache: Optional[str] = None
+    reference: Optional[str] = None
+    encoders: list[EncoderSpec] = Field(min_length=1)
+    tasks: list[TaskSpec] = Field(min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4], min_length=1)
+    fractions: list[float] = Field(default_factory=lambda: list(DEFAULT_FRACTIONS), min_length=1)
+    probe: ProbeSpec = ProbeSpec()
+    batch_size: int = Field(32, gt=0)
+
+    @field_validator("encoders", mode="before")
+    @classmethod
+    def _bare_names(cls, encoders: Any) -> Any:
+        """`- raw-pixels` is short for `- {name: raw-pixels}`."""
+        if isinstance(encoders, list):
+            return [{"name": e} if isinstance(e, str) else e for e in encoders]
+        return encoders
+
+    @field_validator("fractions")
+    @classmethod
+    def _fractions(cls, fractions: list[float]) -> list[float]:
+        if any(not 0 < f <= 1 for f in fractions):
+            raise ValueError("every label fraction must be in (0, 1]")
+        if 1.0 not in fractions:
+            raise ValueError("must include 1.0: the discrimination and calibration axes are read at full labels")
+        return sorted(set(fractions))
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds):
+            raise ValueError("seeds must be distinct")
+        return seeds
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "Suite":
+        labels = [e.label for e in self.encoder_specs]
+        for what, names in (("encoders", labels), ("tasks", [t.name for t in self.tasks])):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"{what}: duplicate names {dupes}")
+        if self.reference is not None and self.reference not in labels:
+            raise ValueError(f"reference: {self.reference!r} is not one of the suite's encoders {labels}")
+        return self
+
+    @property
+    def encoder_specs(self) -> list[EncoderSpec]:
+        return list(self.encoders)
+
+    def suite_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _resolve_paths(raw: Any, base: Path) -> Any:
+    """Expand ${VARS} and make dataset paths relative to the suite file, so a suite runs from anywhere."""
+    if isinstance(raw, dict):
+        return {k: _resolve_value(k, v, base) for k, v in raw.items()}
+    if isinstance(raw, list):
+        return [_resolve_paths(v, base) for v in raw]
+    return raw
+
+
+def _resolve_value(key: str, value: Any, base: Path) -> Any:
+    if isinstance(value, str):
+        value = os.path.expandvars(value)
+        if key in PATH_OPTIONS and not Path(value).is_absolute():
+            return str(base / value)
+        return value
+    return _resolve_paths(value, base)
+
+
+def _field_path(location: tuple) -> str:
+    return ".".join(str(part) for part in location)
+
+
+def parse_suite(data: Any, source: str = "<suite>", base: Path | None = None) -> Suite:
+    if not isinstance(data, dict):
+        raise SuiteError(f"{source}: a suite must be a mapping with at least 'name', 'encoders' and 'tasks'")
+    data = _resolve_paths(data, base or Path.cwd())
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = _field_path(first["loc"]) or "(suite)"
+        message = first["msg"].removeprefix("Value error, ")
+        extra = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+        raise SuiteError(f"{source}: {field}: {message}{extra}") from None
+
+
+def load_suite(path: str | Path) -> Suite:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SuiteError(f"{path}: cannot read suite file ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise SuiteError(f"{path}:{where} not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    return parse_suite(data, source=str(path), base=path.resolve().parent)

@@ -1,0 +1,130 @@
+"""End-to-end: the CLI on generated data, the warm-cache rerun, and a real SIGKILL in mid-grid."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from crsbench import api
+from crsbench.cli import app
+
+TIMING_AND_SESSION = ["run_id", "suite_hash", "created_at", "fit_seconds", "eval_seconds"]
+
+KILL_SUITE = """
+name: kill-test
+output: {output}
+cache: {cache}
+encoders: [raw-pixels, colour-texture]
+tasks:
+  - name: derm
+    dataset: {{kind: demo, specialty: derm, n_train: 100, n_val: 30, n_test: 50}}
+  - name: cxr
+    dataset: {{kind: demo, specialty: cxr, n_train: 100, n_val: 30, n_test: 50}}
+    shift: {{kind: demo, specialty: cxr, site: B, n_train: 10, n_val: 10, n_test: 50}}
+seeds: [0, 1, 2, 3, 4]
+fractions: [0.25, 1.0]
+probe: {{c_grid: [0.01, 0.1]}}
+"""
+
+
+def _count(db):
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    except sqlite3.OperationalError:  # table not created yet
+        return 0
+
+
+def _run_cli(suite_path, env):
+    return subprocess.Popen([sys.executable, "-m", "crsbench", "run", str(suite_path)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.mark.slow
+def test_sigkill_mid_grid_then_rerun_completes_with_no_lost_or_duplicate_record(tmp_path):
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    killed = tmp_path / "killed.yaml"
+    killed.write_text(KILL_SUITE.format(output=tmp_path / "killed", cache=tmp_path / "cache"))
+    db = tmp_path / "killed" / "results.sqlite"
+    expected_total = 2 * 2 * 5 * 2 + 2 * 5  # clean records for every unit + one shift record per cxr full-label unit
+
+    process = _run_cli(killed, env)
+    deadline = time.time() + 240
+    while _count(db) < 8 and process.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, "the run finished before it could be killed; make the grid larger"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    at_kill = _count(db)
+    assert 8 <= at_kill < expected_total
+
+    assert _run_cli(killed, env).wait() == 0
+    resumed = api.records(tmp_path / "killed")
+    assert len(resumed) == expected_total == resumed["record_key"].nunique()
+    assert resumed["run_id"].nunique() == 2  # the first session's records were kept, not redone
+
+    # an uninterrupted run from the same (warm) cache gives identical records
+    clean = tmp_path / "clean.yaml"
+    clean.write_text(KILL_SUITE.format(output=tmp_path / "clean", cache=tmp_path / "cache"))
+    assert _run_cli(clean, env).wait() == 0
+    reference = api.records(tmp_path / "clean")
+    left = resumed.drop(columns=TIMING_AND_SESSION).set_index("record_key").sort_index()
+    right = reference.drop(columns=TIMING_AND_SESSION).set_index("record_key").sort_index()
+    pd.testing.assert_frame_equal(left, right)
+
+
+@pytest.mark.slow
+def test_quick_demo_end_to_end_then_warm_rerun_runs_no_forward_pass(tmp_path):
+    runner = CliRunner()
+    args = ["demo", "--quick", "--output", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "AUROC" in first.output and "efficientnet-lite0" in first.output
+    records = api.records(tmp_path / "out")
+    assert set(records.encoder) == {"lite0-64", "raw-pixels", "colour-texture"}
+    assert set(records.task) == {"derm", "fundus", "cxr"}
+    assert records[["auroc", "ece", "brier", "nll"]].notna().all().all()
+    assert records.loc[records.task == "fundus", "kappa_quadratic"].notna().all()
+
+    second = runner.invoke(app, args)
+    assert second.exit_code == 0, second.output
+    assert "0 records written" in second.output and "0 encoder batches run" in second.output
+
+    # a fresh output folder with the warm cache refits probes but runs no encoder forward pass
+    summary = api.run(api.demo_suite(quick=True, output=tmp_path / "again"), cache_dir=tmp_path / "cache")
+    assert summary.forward_passes == 0 and summary.written == len(records)
+
+
+def test_results_export_writes_parquet_and_csv(tmp_path):
+    suite_path = tmp_path / "s.yaml"
+    suite_path.write_text(textwrap.dedent(f"""
+        name: tiny
+        output: {tmp_path / 'out'}
+        cache: {tmp_path / 'cache'}
+        encoders: [raw-pixels]
+        tasks:
+          - name: derm
+            dataset: {{kind: demo, specialty: derm, n_train: 60, n_val: 20, n_test: 30}}
+        seeds: [0]
+        fractions: [1.0]
+    """))
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", str(suite_path)]).exit_code == 0
+    result = runner.invoke(app, ["results", str(tmp_path / "out"), "--export"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "records.parquet").exists() and (tmp_path / "out" / "records.csv").exists()
+    assert len(pd.read_parquet(tmp_path / "out" / "records.parquet")) == 1
+
+
+def test_run_on_missing_results_is_an_error(tmp_path):
+    result = CliRunner().invoke(app, ["results", str(tmp_path)])
+    assert result.exit_code == 2 and "no results database" in result.output

