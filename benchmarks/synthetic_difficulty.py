@@ -105,6 +105,31 @@ def probe(task_type, xtr, ytr, xva, yva, tests):
     return best, [macro_auroc(task_type, y, p) for (_, y), p in zip(tests, preds)]
 
 
+def write_grid(path: Path, per_class: int = 4, seed: int = 0) -> None:
+    """A PNG contact sheet: per specialty, one row per site, `per_class` examples of each class
+    (cxr: none, cardiomegaly, effusion, consolidation, cardiomegaly+effusion)."""
+    from PIL import Image
+
+    rows = []
+    for specialty in SPECIALTIES:
+        for site in ("A", "B"):
+            ds = demo_dataset(specialty, site, n_train=300, n_val=0, n_test=0, seed=seed)
+            data = ds.split("train")
+            y = data.labels
+            if y.ndim == 1:
+                picks = [np.flatnonzero(y == c)[:per_class] for c in range(ds.meta.n_classes)]
+            else:
+                combos = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0)]
+                picks = [np.flatnonzero((y == np.array(c)).all(1))[:per_class] for c in combos]
+            tiles = [data.images.batch(p) for p in picks]
+            gap = np.zeros((tiles[0].shape[1], 4, 3), np.uint8)
+            rows.append(np.concatenate([np.concatenate([*t, gap], axis=1) for t in tiles], axis=1))
+    width = max(r.shape[1] for r in rows)
+    sheet = np.concatenate([np.pad(r, ((0, 4), (0, width - r.shape[1]), (0, 0))) for r in rows])
+    Image.fromarray(sheet).resize((sheet.shape[1] * 2, sheet.shape[0] * 2), Image.NEAREST).save(path)
+    print(f"wrote {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--specialties", nargs="+", default=list(SPECIALTIES), choices=SPECIALTIES)
@@ -117,7 +142,11 @@ def main() -> None:
         "--cache", type=Path, default=None, help="reuse Lite0 features keyed by dataset fingerprint (bump GENERATOR_VERSION!)"
     )
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--grid", type=Path, default=None, help="only write a PNG contact sheet of examples here")
     args = parser.parse_args()
+    if args.grid is not None:
+        write_grid(args.grid, seed=args.seed)
+        return
 
     import torch
 

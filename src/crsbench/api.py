@@ -83,6 +83,40 @@ def summary_table(results: str | Path | pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
+def suite_reference(results: str | Path) -> str | None:
+    """The reference named by the latest suite that wrote to these results, if any."""
+    import yaml
+
+    from crsbench.store import ResultsStore
+
+    path = Path(results)
+    path = path / "results.sqlite" if path.is_dir() else path
+    if not path.exists():
+        return None
+    with ResultsStore(path) as store:
+        runs = store.runs()
+    for text in reversed(runs["suite_yaml"].dropna().tolist()):
+        reference = (yaml.safe_load(text) or {}).get("reference")
+        if reference:
+            return reference
+    return None
+
+
+def score(results: str | Path, reference: str | None = None, n_boot: int = 10_000, seed: int = 0, **options):
+    """The CRS report of a results folder (see `crsbench.scoring.score_records` for the options)."""
+    from crsbench.scoring import score_records
+
+    frame = load_records(results)
+    return score_records(frame, reference=reference or suite_reference(results), n_boot=n_boot, seed=seed, **options)
+
+
+def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:
+    from crsbench.scoring import write_score_report
+
+    base = Path(results) if Path(results).is_dir() else Path(results).parent
+    return write_score_report(report, Path(out_dir) if out_dir else base / "scores")
+
+
 def data_dir() -> Path | None:
     value = os.environ.get("CRSBENCH_DATA")
     return Path(value) if value else None

@@ -48,6 +48,20 @@ def _summary_rich(frame) -> Table:
     return table
 
 
+def _score_and_report(results_dir: Path, reference: Optional[str], n_boot: int, out: Optional[Path] = None) -> None:
+    from crsbench.scoring import scores_rich_table
+
+    started = time.perf_counter()
+    report = api.score(results_dir, reference=reference, n_boot=n_boot)
+    # the scores table has 14 columns: let it run wider than a narrow terminal rather than truncate numbers
+    console.print(scores_rich_table(report), width=max(console.width, 150))
+    for note in report.notes:
+        console.print(f"[dim]note: {note}[/]")
+    written = api.write_scores(report, results_dir, out)
+    folder = next(iter(written.values())).parent
+    console.print(f"scores written to {folder} (CSV, Parquet, JSON) in {time.perf_counter() - started:.1f} s")
+
+
 def _run_and_report(suite, cache_dir: Optional[Path]) -> None:
     started = time.perf_counter()
     summary = api.run(suite, progress=RichProgress(), cache_dir=cache_dir)
@@ -73,6 +87,7 @@ def demo(
     try:
         suite = api.demo_suite(quick=quick, output=output, use_medmnist=not generated)
         _run_and_report(suite, cache_dir)
+        _score_and_report(Path(suite.output), suite.reference, n_boot=2_000 if quick else 10_000)
     except CRSBenchError as error:
         _fail(error)
 
@@ -116,6 +131,20 @@ def results(
                 console.print(f"wrote {path}")
     except CRSBenchError as error:
         _fail(error)
+
+
+@app.command()
+def score(
+    results_dir: Path = typer.Argument(..., help="Results folder or results.sqlite."),
+    reference: Optional[str] = typer.Option(None, "--reference", "-r", help="Reference encoder (default: the suite's)."),
+    n_boot: int = typer.Option(10_000, "--n-boot", min=0, help="Paired-seed bootstrap draws (0: none)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the score tables (default: RESULTS/scores)."),
+) -> None:
+    """Score the encoders: four axes, three components, CRS, interval, leading tier, AUROC vs CRS rank."""
+    try:
+        _score_and_report(results_dir, reference, n_boot, out)
+    except (CRSBenchError, ValueError) as error:
+        _fail(error if isinstance(error, CRSBenchError) else CRSBenchError(str(error)))
 
 
 @app.command()

@@ -44,13 +44,26 @@ def positives(task_type: str, y: np.ndarray, n_classes: int) -> list[int]:
 
 
 def run_unit(
-    unit: FitUnit, data: TaskEmbeddings, config: ProbeConfig, conditions: tuple[EvalCondition, ...]
+    unit: FitUnit,
+    data: TaskEmbeddings,
+    config: ProbeConfig,
+    conditions: tuple[EvalCondition, ...],
+    fitted: dict | None = None,
 ) -> list[dict]:
-    """Fit the unit's probe once, then score it on each requested condition."""
+    """Fit the unit's probe once, then score it on each requested condition.
+
+    `fitted` memoises probes by training subset: at 100% labels every seed draws the whole training
+    split, so the five seeds share one fit (the probe is a deterministic function of its subset).
+    """
     subset = fraction_subset(data.task_type, data.y_train, unit.task, unit.seed, unit.fraction)
     x_fit, y_fit = data.x_train[subset], data.y_train[subset]
     started = time.perf_counter()
-    probe = fit_probe(data.task_type, x_fit, y_fit, data.x_val, data.y_val, data.n_classes, config)
+    memo_key = subset.tobytes()
+    probe = fitted.get(memo_key) if fitted is not None else None
+    if probe is None:
+        probe = fit_probe(data.task_type, x_fit, y_fit, data.x_val, data.y_val, data.n_classes, config)
+        if fitted is not None:
+            fitted[memo_key] = probe
     fit_seconds = time.perf_counter() - started
     results = []
     for condition in conditions:

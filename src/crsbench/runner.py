@@ -113,7 +113,7 @@ class SuiteRun:
                 for (encoder_label, task), group in groups.items():
                     data = self._task_embeddings(r, encoder_label, task)
                     jobs = [(u, tuple(c for c, k in keys[u].items() if k not in stored)) for u in group]
-                    work = partial(_run_job, data=data, config=self.probe_config)
+                    work = partial(_run_job, data=data, config=self.probe_config, fitted={})
                     for (unit, _), results in self.executor.map(work, jobs):
                         for result in results:
                             record = self._record(unit, result, r, keys, run_id)
@@ -167,6 +167,6 @@ class SuiteRun:
         }
 
 
-def _run_job(job, data: TaskEmbeddings, config: ProbeConfig) -> list[dict]:
+def _run_job(job, data: TaskEmbeddings, config: ProbeConfig, fitted: dict) -> list[dict]:
     unit, conditions = job
-    return run_unit(unit, data, config, conditions)
+    return run_unit(unit, data, config, conditions, fitted)
