@@ -57,7 +57,9 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=32, help="images per MedMNIST / CXR dataset")
     ap.add_argument("--ph2", type=int, default=8, help="PH2 images")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a busy 2-core box)")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     if not DATA.is_dir():
         raise SystemExit(f"no data at {DATA}")
     data = load(args.n, args.ph2)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from crsbench import __version__, api
+from crsbench.cli_datasets import datasets_app
 from crsbench.errors import CRSBenchError
 from crsbench.progress import RichProgress
 
@@ -23,6 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console(soft_wrap=True)
+app.add_typer(datasets_app, name="datasets")
 
 
 def _fail(error: CRSBenchError) -> None:
@@ -54,7 +56,7 @@ def _score_and_report(results_dir: Path, reference: Optional[str], n_boot: int, 
     started = time.perf_counter()
     report = api.score(results_dir, reference=reference, n_boot=n_boot)
     # the scores table has 14 columns: let it run wider than a narrow terminal rather than truncate numbers
-    console.print(scores_rich_table(report), width=max(console.width, 150))
+    Console(width=max(console.width, 160), soft_wrap=True).print(scores_rich_table(report))
     for note in report.notes:
         console.print(f"[dim]note: {note}[/]")
     written = api.write_scores(report, results_dir, out)

@@ -30,19 +30,31 @@ class FitUnit:
     conditions: tuple[EvalCondition, ...]
 
 
-def conditions_for(task: TaskSpec, fraction: float, shift_dataset: str | None) -> tuple[EvalCondition, ...]:
-    """Clean test at every fraction; shifted data only at full labels, as the protocol says."""
-    conditions = [CLEAN_CONDITION]
-    if fraction == 1.0 and task.shift is not None:
+def conditions_for(
+    task: TaskSpec, fraction: float, shift_dataset: str | None, perturbed: tuple[EvalCondition, ...] = ()
+) -> tuple[EvalCondition, ...]:
+    """Clean test at every fraction; perturbed and shifted data only at full labels, as the protocol says."""
+    if fraction != 1.0:
+        return (CLEAN_CONDITION,)
+    conditions = [CLEAN_CONDITION, *perturbed]
+    if task.shift is not None:
         conditions.append(EvalCondition("shift", f"shift:{shift_dataset or task.shift.kind}", 0))
     return tuple(conditions)
 
 
-def plan(suite: Suite, shift_datasets: dict[str, str] | None = None) -> list[FitUnit]:
-    """`shift_datasets` names each task's resolved shift dataset, so records say which data it was."""
-    shift_datasets = shift_datasets or {}
+def plan(
+    suite: Suite,
+    shift_datasets: dict[str, str] | None = None,
+    perturbed: dict[str, tuple[EvalCondition, ...]] | None = None,
+) -> list[FitUnit]:
+    """`shift_datasets` names each task's resolved shift dataset, so records say which data it was;
+    `perturbed` lists each task's perturbation conditions (they depend on the dataset's modality)."""
+    shift_datasets, perturbed = shift_datasets or {}, perturbed or {}
     return [
-        FitUnit(encoder.label, task.name, seed, fraction, conditions_for(task, fraction, shift_datasets.get(task.name)))
+        FitUnit(
+            encoder.label, task.name, seed, fraction,
+            conditions_for(task, fraction, shift_datasets.get(task.name), perturbed.get(task.name, ())),
+        )
         for encoder in suite.encoder_specs
         for task in suite.tasks
         for seed in suite.seeds

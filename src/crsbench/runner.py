@@ -20,13 +20,15 @@ import yaml
 from crsbench import __version__
 from crsbench.datasets.base import Dataset
 from crsbench.datasets.registry import get_dataset
-from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest
+from crsbench.embed import CLEAN, CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest
 from crsbench.encoders.base import Encoder
 from crsbench.encoders.registry import get_encoder
 from crsbench.executors import LocalExecutor
 from crsbench.pipeline import EvalSet, TaskEmbeddings, run_unit
-from crsbench.plan import CLEAN_CONDITION, EvalCondition, FitUnit, plan, record_key
+from crsbench.plan import EvalCondition, FitUnit, plan, record_key
 from crsbench.probe import ProbeConfig
+from crsbench.robustness import PerturbationCondition, task_perturbations
+from crsbench.shift import align_shift_labels, shift_label_indices
 from crsbench.progress import Progress, SilentProgress
 from crsbench.store import ResultsStore
 from crsbench.suite import Suite
@@ -55,13 +57,22 @@ class _Resolved:
     encoders: dict[str, Encoder]
     datasets: dict[str, Dataset]
     shifts: dict[str, Dataset]
+    perturbed: dict[str, tuple[EvalCondition, ...]]
 
 
 def _resolve(suite: Suite) -> _Resolved:
     encoders = {spec.label: get_encoder(spec.name, **spec.options) for spec in suite.encoder_specs}
     datasets = {t.name: get_dataset(t.dataset.kind, **t.dataset.options()) for t in suite.tasks}
     shifts = {t.name: get_dataset(t.shift.kind, **t.shift.options()) for t in suite.tasks if t.shift}
-    return _Resolved(encoders, datasets, shifts)
+    for task in suite.tasks:  # fail before any work when a shift's labels cannot be aligned
+        if task.shift:
+            shift_label_indices(datasets[task.name].meta, shifts[task.name].meta, task.shift_label_map)
+    perturbed = {t.name: task_perturbations(suite, t, datasets[t.name].meta.modality) for t in suite.tasks}
+    return _Resolved(encoders, datasets, shifts, perturbed)
+
+
+def _image_condition(condition: EvalCondition, seed: int):
+    return PerturbationCondition(condition.name, condition.severity, seed) if condition.kind == "perturbation" else CLEAN
 
 
 def _now() -> str:
@@ -83,17 +94,29 @@ class SuiteRun:
     def _keys(self, unit: FitUnit, r: _Resolved) -> dict[EvalCondition, str]:
         encoder, dataset = r.encoders[unit.encoder], r.datasets[unit.task]
         shift = r.shifts.get(unit.task)
+        evaluated_on = {  # what, beyond the task's own test split, the record's numbers depend on
+            "clean": lambda c: "",
+            "shift": lambda c: shift.fingerprint() + repr(sorted((self._task(unit.task).shift_label_map or {}).items())),
+            "perturbation": lambda c: _image_condition(c, self._perturbation_seed).cache_id(),
+        }
         return {
             c: record_key(
                 encoder.meta.fingerprint(), unit.task, dataset.fingerprint(), self.probe_config.fingerprint(),
-                unit.seed, unit.fraction, c, shift.fingerprint() if (c.kind == "shift" and shift) else "",
+                unit.seed, unit.fraction, c, evaluated_on[c.kind](c),
             )
             for c in unit.conditions
         }
 
+    def _task(self, name: str):
+        return next(t for t in self.suite.tasks if t.name == name)
+
+    @property
+    def _perturbation_seed(self) -> int:
+        return self.suite.perturbations.seed if self.suite.perturbations else 0
+
     def run(self) -> RunSummary:
         r = _resolve(self.suite)
-        units = plan(self.suite, {task: d.meta.name for task, d in r.shifts.items()})
+        units = plan(self.suite, {task: d.meta.name for task, d in r.shifts.items()}, r.perturbed)
         run_id = uuid.uuid4().hex[:12]
         with ResultsStore(self.output / "results.sqlite") as store:
             store.start_run({
@@ -111,8 +134,9 @@ class SuiteRun:
                 groups[(unit.encoder, unit.task)].append(unit)
             with self.progress.task("probe fits", total=len(pending)) as bar:
                 for (encoder_label, task), group in groups.items():
-                    data = self._task_embeddings(r, encoder_label, task)
                     jobs = [(u, tuple(c for c, k in keys[u].items() if k not in stored)) for u in group]
+                    needed = {c for _, conditions in jobs for c in conditions}
+                    data = self._task_embeddings(r, encoder_label, task, needed)
                     work = partial(_run_job, data=data, config=self.probe_config, fitted={})
                     for (unit, _), results in self.executor.map(work, jobs):
                         for result in results:
@@ -124,16 +148,25 @@ class SuiteRun:
             run_id, self.output, planned, written, planned - written, self.embedder.forward_passes, list(self.cache.rejected)
         )
 
-    def _task_embeddings(self, r: _Resolved, encoder_label: str, task: str) -> TaskEmbeddings:
+    def _task_embeddings(self, r: _Resolved, encoder_label: str, task: str, needed: set[EvalCondition]) -> TaskEmbeddings:
+        """Embeddings for the fits plus every evaluation set a pending record needs (cached)."""
         encoder, dataset = r.encoders[encoder_label], r.datasets[task]
-        embed = lambda d, split: self.embeddings.embed(EmbeddingRequest(encoder, d, split))  # noqa: E731
-        train, val, test = (embed(dataset, s) for s in ("train", "val", "test"))
-        eval_sets = {CLEAN_CONDITION: EvalSet(test.matrix, dataset.split("test").labels, test.content_hash)}
-        shift = r.shifts.get(task)
-        if shift is not None:
-            shifted = embed(shift, "test")
-            condition = EvalCondition("shift", f"shift:{shift.meta.name}", 0)
-            eval_sets[condition] = EvalSet(shifted.matrix, shift.split("test").labels, shifted.content_hash)
+
+        def embed(d, split, condition=CLEAN):
+            return self.embeddings.embed(EmbeddingRequest(encoder, d, split, condition))
+
+        train, val = embed(dataset, "train"), embed(dataset, "val")
+        test_labels = dataset.split("test").labels
+        eval_sets = {}
+        for condition in sorted(needed, key=lambda c: (c.kind, c.name, c.severity)):
+            if condition.kind == "shift":
+                shift = r.shifts[task]
+                shifted = embed(shift, "test")
+                labels = align_shift_labels(shift.split("test").labels, dataset.meta, shift.meta, self._task(task).shift_label_map)
+                eval_sets[condition] = EvalSet(shifted.matrix, labels, shifted.content_hash)
+            else:
+                matrix = embed(dataset, "test", _image_condition(condition, self._perturbation_seed))
+                eval_sets[condition] = EvalSet(matrix.matrix, test_labels, matrix.content_hash)
         return TaskEmbeddings(
             task_type=dataset.meta.task_type,
             n_classes=dataset.meta.n_classes,

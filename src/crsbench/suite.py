@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -64,10 +64,51 @@ class DatasetSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
+def check_perturbation_selection(select):
+    """auto, none, a modality's set, or a list of perturbation names."""
+    from crsbench.perturbations import MODALITIES, PERTURBATIONS
+
+    if isinstance(select, str) and select not in ("auto", "none", *MODALITIES):
+        raise ValueError(f"unknown perturbation set {select!r}; use auto, none, a list of names, or one of {MODALITIES}")
+    if isinstance(select, list):
+        unknown = [name for name in select if name not in PERTURBATIONS]
+        if unknown:
+            raise ValueError(f"unknown perturbations {unknown}; known: {', '.join(sorted(PERTURBATIONS))}")
+    return select
+
+
 class TaskSpec(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     dataset: DatasetSpec
     shift: Optional[DatasetSpec] = None
+    # shift class name -> task class name, when the shift dataset names its classes differently
+    shift_label_map: Optional[dict[str, str]] = None
+    perturbations: Optional[Union[str, list[str]]] = None  # overrides the suite's selection for this task
+
+    @field_validator("perturbations")
+    @classmethod
+    def _perturbations(cls, select):
+        return None if select is None else check_perturbation_selection(select)
+
+
+class PerturbationsSpec(_Strict):
+    """Acquisition perturbations of the test split, scored at 100% labels."""
+
+    select: Union[str, list[str]] = "auto"  # auto: the dataset's modality set; or a modality; or names
+    severities: list[int] = Field(default_factory=lambda: [1, 2, 3, 4, 5], min_length=1)
+    seed: int = 0
+
+    @field_validator("severities")
+    @classmethod
+    def _severities(cls, severities: list[int]) -> list[int]:
+        if any(s not in (1, 2, 3, 4, 5) for s in severities):
+            raise ValueError("severities must be between 1 and 5")
+        return sorted(set(severities))
+
+    @field_validator("select")
+    @classmethod
+    def _known(cls, select):
+        return check_perturbation_selection(select)
 
 
 class ProbeSpec(_Strict):
@@ -93,6 +134,7 @@ class Suite(_Strict):
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4], min_length=1)
     fractions: list[float] = Field(default_factory=lambda: list(DEFAULT_FRACTIONS), min_length=1)
     probe: ProbeSpec = ProbeSpec()
+    perturbations: Optional[PerturbationsSpec] = None  # none: clean and shift conditions only
     batch_size: int = Field(32, gt=0)
 
     @field_validator("encoders", mode="before")

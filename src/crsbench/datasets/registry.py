@@ -65,3 +65,20 @@ def _demo(specialty: str, site: str = "A", **sizes: Any) -> Dataset:
 register_dataset("medmnist", _medmnist)
 register_dataset("folder", _folder)
 register_dataset("demo", _demo)
+
+
+def _published(kind: str) -> DatasetFactory:
+    """A factory for one published dataset (ISIC 2019, APTOS 2019, CheXpert, MIMIC-CXR-JPG)."""
+
+    def factory(**options: Any) -> Dataset:
+        from crsbench.datasets.published import published_class
+
+        dataset_class = published_class(kind)
+        _check_options(kind, dataset_class, options)
+        return dataset_class(**options)
+
+    return factory
+
+
+for _kind in ("isic2019", "aptos2019", "chexpert", "mimic_cxr"):
+    register_dataset(_kind, _published(_kind))

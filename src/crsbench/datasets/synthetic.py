@@ -16,7 +16,7 @@ shape of a real benchmark:
 - ``cxr`` (chest_xray, multi_label): cardiomegaly, effusion, consolidation, correlated through
   a shared latent "how sick" factor. Signal: cardiothoracic ratio, fluid blunting a
   costophrenic angle, a patchy opacity in a lung. Nuisance: patient size, rotation, inspiration,
-  exposure, noise. Images are greyscale, stored as [n, H, W].
+  exposure, noise. Images are greyscale, stored single-channel and replicated to RGB on access.
 
 Each specialty has a second acquisition site ``B`` (another camera / X-ray unit: colour cast,
 contrast, blur or sharpening, noise, field of view) with the same label space and the same
@@ -309,7 +309,8 @@ class _Points:
             x0 = np.floor(fx).astype(np.int64)
             y0 = np.floor(fy).astype(np.int64)
             ax, ay = fx - x0, fy - y0
-            for dx, dy, wt in ((0, 0, (1 - ax) * (1 - ay)), (1, 0, ax * (1 - ay)), (0, 1, (1 - ax) * ay), (1, 1, ax * ay)):
+            corners = ((0, 0, (1 - ax) * (1 - ay)), (1, 0, ax * (1 - ay)), (0, 1, (1 - ax) * ay), (1, 1, ax * ay))
+            for dx, dy, wt in corners:
                 xi, yi = x0 + dx, y0 + dy
                 ok = (xi >= 0) & (xi < size) & (yi >= 0) & (yi < size)
                 out += np.bincount(((img * size + yi) * size + xi)[ok], weights=(w * wt)[ok], minlength=out.size)
@@ -391,7 +392,9 @@ _DERM_SITES = {
 }
 
 
-def _render_derm(rng: np.random.Generator, labels: np.ndarray, lesion_of: np.ndarray, spec: SyntheticSpec) -> np.ndarray:
+def _render_derm(
+    rng: np.random.Generator, labels: np.ndarray, lesion_of: np.ndarray, spec: SyntheticSpec
+) -> np.ndarray:
     n, size, sig, nui = len(labels), spec.image_size, spec.signal, spec.nuisance
     site = _DERM_SITES[spec.site]
     # --- lesion-level parameters (drawn per image, then shared through lesion_of) ---
@@ -421,7 +424,9 @@ def _render_derm(rng: np.random.Generator, labels: np.ndarray, lesion_of: np.nda
     milia_img = np.repeat(np.arange(n), n_milia)
     # share lesion-level parameters between the two images of a paired lesion
     L = lesion_of
-    irregular, asym, grad, variegation, blue, darkness = (a[L] for a in (irregular, asym, grad, variegation, blue, darkness))
+    irregular, asym, grad, variegation, blue, darkness = (
+        a[L] for a in (irregular, asym, grad, variegation, blue, darkness)
+    )
     ridges, soft_px, elong, opacity, coef, phases, grad_dir = (
         a[L] for a in (ridges, soft_px, elong, opacity, coef, phases, grad_dir)
     )
@@ -481,6 +486,7 @@ def _render_derm(rng: np.random.Generator, labels: np.ndarray, lesion_of: np.nda
     hairs = _Points(np.repeat(h_img, hx.shape[1]), hx.ravel(), hy.ravel(), np.repeat(hair_w, hx.shape[1]))
 
     gx, gy = _grid(size)
+    gxx, gyy = np.broadcast_arrays(gx, gy)  # full [1, S, S] grids
     out = np.empty((n, size, size, 3), dtype=np.uint8)
     for lo in range(0, n, _CHUNK):
         hi = min(n, lo + _CHUNK)
@@ -522,7 +528,7 @@ def _render_derm(rng: np.random.Generator, labels: np.ndarray, lesion_of: np.nda
         mil = milia.render(lo, hi, size, 0.55)
         mil = (1 - np.exp(-mil))[..., None]
         lesion = lesion * (1 - mil) + np.array([0.93, 0.88, 0.74], dtype=np.float32) * mil
-        sk = skin[s, None, None, :].astype(np.float32) * (1 + 0.025 * nui * f_skin(s, gx + 0 * gy, gy + 0 * gx))[..., None]
+        sk = skin[s, None, None, :].astype(np.float32) * (1 + 0.025 * nui * f_skin(s, gxx, gyy))[..., None]
         # darker skin darkens the lesion too
         lesion = lesion * np.sqrt(sk / np.array([0.94, 0.77, 0.68], dtype=np.float32))
         m = mask[..., None]
@@ -531,7 +537,8 @@ def _render_derm(rng: np.random.Generator, labels: np.ndarray, lesion_of: np.nda
         rgb = rgb * (1 - hair) + np.array([0.12, 0.08, 0.06], dtype=np.float32) * hair
         # illumination, vignetting, dermatoscope field
         rr = gx * gx + gy * gy
-        illum = _col(gain[s]) * (1 + _col(light[s]) * (np.cos(_col(light_dir[s])) * gx + np.sin(_col(light_dir[s])) * gy))
+        slope = np.cos(_col(light_dir[s])) * gx + np.sin(_col(light_dir[s])) * gy
+        illum = _col(gain[s]) * (1 + _col(light[s]) * slope)
         illum = illum * (1 - _col(vignette[s]) * rr)
         field = 1 - _col(scope[s]) * _sigmoid((np.sqrt(rr) - _col(scope_r[s])) * size / 3.0)
         rgb = rgb * (illum * field)[..., None]
@@ -583,10 +590,12 @@ def _render_fundus(rng: np.random.Generator, labels: np.ndarray, spec: Synthetic
     arcade = kind % 4
     temporal = arcade < 2
     up = np.where(arcade % 2 == 0, -1.0, 1.0)
-    ang_c = np.where(temporal, up * 0.95, np.pi - up * 0.55) + rng.normal(0, 0.18 * nui, len(kind)) + (kind >= 4) * up * 0.15
+    ang_c = np.where(temporal, up * 0.95, np.pi - up * 0.55) + rng.normal(0, 0.18 * nui, len(kind))
+    ang_c = ang_c + (kind >= 4) * up * 0.15  # arteries run alongside the veins
     curv = np.where(temporal, -up * 1.25, -up * 0.3) * rng.uniform(0.7, 1.3, len(kind))
     length = np.where(temporal, rng.uniform(1.0, 1.35, len(kind)), rng.uniform(0.5, 0.75, len(kind)))
-    xc, yc, hd, tt = _curves(rng, np.zeros(len(kind)), np.zeros(len(kind)), ang_c, length, curv, rng.uniform(0.05, 0.15, len(kind)), steps)
+    zeros = np.zeros(len(kind))
+    xc, yc, hd, tt = _curves(rng, zeros, zeros, ang_c, length, curv, rng.uniform(0.05, 0.15, len(kind)), steps)
     weight_m = np.where(kind < 4, 1.0, 0.7)[:, None] * (1 - 0.55 * tt) * (length * 32 / steps)[:, None]
     # branches: two per main vessel
     parent = np.repeat(np.arange(len(kind)), 2)
@@ -594,7 +603,8 @@ def _render_fundus(rng: np.random.Generator, labels: np.ndarray, spec: Synthetic
     bx0, by0 = xc[parent, at], yc[parent, at]
     b_ang = hd[parent, at] + np.where(rng.random(len(parent)) < 0.5, -1, 1) * rng.uniform(0.5, 1.0, len(parent))
     b_len = rng.uniform(0.2, 0.5, len(parent))
-    bxc, byc, _, btt = _curves(rng, bx0, by0, b_ang, b_len, rng.uniform(-1.5, 1.5, len(parent)), rng.uniform(0.05, 0.2, len(parent)), steps // 2)
+    b_curv = rng.uniform(-1.5, 1.5, len(parent))
+    bxc, byc, _, btt = _curves(rng, bx0, by0, b_ang, b_len, b_curv, rng.uniform(0.05, 0.2, len(parent)), steps // 2)
     weight_b = (weight_m[parent, at] * 0.6 * (b_len / length[parent]) * 2)[:, None] * (1 - 0.5 * btt)
     # canonical frame (disc at origin, temporal = +x) -> image
     def to_image(img, x, y):
@@ -606,7 +616,9 @@ def _render_fundus(rng: np.random.Generator, labels: np.ndarray, spec: Synthetic
     img_nv = np.repeat(np.arange(n), n_nv)
     k = len(img_nv)
     nv_len = rng.uniform(0.15, 0.3, k)
-    nxc, nyc, _, _ = _curves(rng, rng.normal(0, 0.05, k), rng.normal(0, 0.05, k), rng.uniform(0, 2 * np.pi, k), nv_len, rng.uniform(-4, 4, k), rng.uniform(0.6, 1.2, k), steps // 2)
+    nv_x0, nv_y0, nv_ang = rng.normal(0, 0.05, k), rng.normal(0, 0.05, k), rng.uniform(0, 2 * np.pi, k)
+    nv_curv = rng.uniform(-4, 4, k)
+    nxc, nyc, _, _ = _curves(rng, nv_x0, nv_y0, nv_ang, nv_len, nv_curv, rng.uniform(0.6, 1.2, k), steps // 2)
     vx_n, vy_n = to_image(img_nv, nxc, nyc)
     vessels = _Points(
         np.concatenate([np.repeat(img_m, steps), np.repeat(img_m[parent], steps // 2), np.repeat(img_nv, steps // 2)]),
@@ -629,15 +641,19 @@ def _render_fundus(rng: np.random.Generator, labels: np.ndarray, spec: Synthetic
     # exudates: clusters of small yellow flecks, favouring the macular region
     i_c = np.repeat(np.arange(n), n_ex)
     near_mac = rng.random(len(i_c)) < 0.6
-    cx = np.where(near_mac, mac_x[i_c] + rng.normal(0, 0.18, len(i_c)), fov_c[i_c, 0] + rng.uniform(-0.55, 0.55, len(i_c)))
-    cy = np.where(near_mac, mac_y[i_c] + rng.normal(0, 0.18, len(i_c)), fov_c[i_c, 1] + rng.uniform(-0.55, 0.55, len(i_c)))
+    m_c = len(i_c)
+    cx = np.where(near_mac, mac_x[i_c] + rng.normal(0, 0.18, m_c), fov_c[i_c, 0] + rng.uniform(-0.55, 0.55, m_c))
+    cy = np.where(near_mac, mac_y[i_c] + rng.normal(0, 0.18, m_c), fov_c[i_c, 1] + rng.uniform(-0.55, 0.55, m_c))
     per = rng.integers(2, 7, len(i_c))
     i_e = np.repeat(i_c, per)
-    ex = _Points(i_e, np.repeat(cx, per) + rng.normal(0, 0.05, len(i_e)), np.repeat(cy, per) + rng.normal(0, 0.05, len(i_e)), rng.uniform(0.8, 1.6, len(i_e)))
+    ex_x = np.repeat(cx, per) + rng.normal(0, 0.05, len(i_e))
+    ex_y = np.repeat(cy, per) + rng.normal(0, 0.05, len(i_e))
+    ex = _Points(i_e, ex_x, ex_y, rng.uniform(0.8, 1.6, len(i_e)))
     i_w, x_w, y_w = scatter(n_cw, 0.5)
     cw = _Points(i_w, x_w, y_w, rng.uniform(6.0, 12.0, len(i_w)))
 
     gx, gy = _grid(size)
+    gxx, gyy = np.broadcast_arrays(gx, gy)  # full [1, S, S] grids
     out = np.empty((n, size, size, 3), dtype=np.uint8)
     for lo in range(0, n, _CHUNK):
         hi = min(n, lo + _CHUNK)
@@ -645,7 +661,7 @@ def _render_fundus(rng: np.random.Generator, labels: np.ndarray, spec: Synthetic
         dxf, dyf = gx - _col(fov_c[s, 0]), gy - _col(fov_c[s, 1])
         d = np.sqrt(dxf * dxf + dyf * dyf) / _col(fov[s])
         rgb = base[s, None, None, :].astype(np.float32) * (1 - 0.45 * d * d)[..., None]
-        rgb = rgb * (1 + 0.05 * nui * f_chor(s, gx + 0 * gy, gy + 0 * gx))[..., None]
+        rgb = rgb * (1 + 0.05 * nui * f_chor(s, gxx, gyy))[..., None]
         dm = ((gx - _col(mac_x[s])) ** 2 + (gy - _col(mac_y[s])) ** 2) / 0.16**2
         rgb = rgb * (1 - 0.35 * np.exp(-dm))[..., None]
         dd = np.sqrt((gx - _col(disc_x[s])) ** 2 + (gy - _col(disc_y[s])) ** 2) / _col(disc_r[s])
@@ -734,7 +750,11 @@ def _render_cxr(rng: np.random.Generator, labels: np.ndarray, spec: SyntheticSpe
         vert = np.clip((Y - apex) / 0.35, 0, 1)
         width = np.sqrt(vert)  # rounded apex
         dome = dia_s - 0.13 * np.clip(1 - u * u, 0, 1) + 0.03 * (X > 0)  # left hemidiaphragm sits lower
-        lung = _sigmoid((width - np.abs(u)) * w * size / 2.5) * _sigmoid((dome - Y) * size / 2.0) * _sigmoid((Y - apex) * size / 2)
+        lung = (
+            _sigmoid((width - np.abs(u)) * w * size / 2.5)
+            * _sigmoid((dome - Y) * size / 2.0)
+            * _sigmoid((Y - apex) * size / 2)
+        )
         # effusion: fluid rising from the base with a lateral meniscus (blunts the angle)
         vol = _col(eff_vol[s])
         es = _col(eff_side[s])
@@ -772,5 +792,6 @@ def _render_cxr(rng: np.random.Generator, labels: np.ndarray, spec: SyntheticSpe
         img = img - 0.22 * gb
         # detector: exposure and site response
         img = np.clip(img * _col(exposure[s]) * site["gain"] + site["offset"], 0, 1) ** site["gamma"]
-        out[s] = _finish(img[..., None].astype(np.float32), rng, size, blur_px64=site["blur"], sharpen=site["sharpen"], noise=noise_sd[s])[..., 0]
+        img = img[..., None].astype(np.float32)
+        out[s] = _finish(img, rng, size, blur_px64=site["blur"], sharpen=site["sharpen"], noise=noise_sd[s])[..., 0]
     return out

@@ -39,3 +39,4 @@ def get_encoder(name: str, **options) -> Encoder:
         return factory(**options)
     except TypeError as exc:
         raise EncoderError(f"encoder {name!r}: bad options {options}: {exc}") from None
+from crsbench.encoders import zoo as _zoo  # noqa: E402,F401  registers the zoo (after register_encoder exists)

@@ -27,7 +27,9 @@ def _as_nchw(images: torch.Tensor | np.ndarray) -> torch.Tensor:
     if isinstance(images, np.ndarray):
         if images.dtype != np.uint8 or images.ndim != 4 or images.shape[-1] != 3:
             raise ValueError(f"numpy images must be uint8 [b, H, W, 3], got {images.dtype} {images.shape}")
-        return torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2)
+        # A copy when read-only (e.g. np.load mmap / PIL views): torch wants writable memory.
+        arr = np.ascontiguousarray(images) if images.flags.writeable else images.copy()
+        return torch.from_numpy(arr).permute(0, 3, 1, 2)
     if isinstance(images, torch.Tensor):
         if images.dtype != torch.uint8 or images.ndim != 4 or images.shape[1] != 3:
             raise ValueError(f"tensor images must be uint8 [b, 3, H, W], got {images.dtype} {tuple(images.shape)}")

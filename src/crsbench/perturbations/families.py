@@ -14,8 +14,11 @@ fraction of the field of view. Kernels are built from the continuous shape (bili
 onto the pixel grid) so sub-pixel parameters still give a small, smooth effect instead of rounding
 to nothing.
 
-Grey images (all three channels equal, e.g. X-rays) stay grey: random fields are drawn for three
-channels and, for grey images, channel 0 is used for all three (noise in an X-ray is not coloured).
+Grey images (all three channels equal, e.g. X-rays) stay grey: their random fields are drawn for one
+channel and shared by all three (noise in an X-ray is not coloured).
+
+Python loops over the batch only draw per-image random numbers or build per-image kernels; JPEG
+and hair go through PIL image by image (a codec / rasteriser is inherently per image).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def _field(x: torch.Tensor, rngs: Rngs, draw: Callable[[tuple[int, ...], torch.G
 
 
 def _per_image(rngs: Rngs, draw: Callable[[torch.Generator], torch.Tensor]) -> torch.Tensor:
-    # The only Python loop over the batch: each image draws from its own generator.
+    # Each image draws from its own generator (the loop is over images, never pixels).
     return torch.stack([draw(g) for g in rngs])
 
 

@@ -24,11 +24,13 @@ def ssim(a: torch.Tensor, b: torch.Tensor, window: int = 11, sigma: float = 1.5)
     n, c, H, W = x.shape
     window = min(window, H, W)
     window -= 1 - window % 2  # odd, so the window has a centre
+    if window < 3:
+        raise ValueError(f"ssim needs images of at least 3x3 px, got {H}x{W}")
     k = torch.arange(window, dtype=torch.float32) - window // 2
     g = torch.exp(-0.5 * (k / sigma) ** 2)
     g = g / g.sum()
     w = (g[:, None] * g[None, :]).expand(c, 1, window, window).contiguous()
-    # Unbiased local covariances as in the reference implementation.
+    # Unbiased local covariances, as scikit-image's default (use_sample_covariance=True).
     cov_norm = window * window / (window * window - 1)
 
     def filt(z: torch.Tensor) -> torch.Tensor:

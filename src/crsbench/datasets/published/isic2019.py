@@ -1,0 +1,137 @@
+"""ISIC 2019 training set, read from the release as published by the ISIC challenge.
+
+Layout under the root (`root` option, else $ISIC2019_ROOT):
+
+    ISIC_2019_Training_Input/ISIC_0000000.jpg ...   (the unzipped ISIC_2019_Training_Input.zip;
+                                                     a doubly nested .../ISIC_2019_Training_Input/ also works)
+    ISIC_2019_Training_GroundTruth.csv   image,MEL,NV,BCC,AK,BKL,DF,VASC,SCC,UNK  (one-hot, 1.0 / 0.0)
+    ISIC_2019_Training_Metadata.csv      image,age_approx,anatom_site_general,lesion_id,sex
+
+Some image names end in `_downsampled`; the file is still `<image>.jpg`. Eight classes are used; UNK
+rows (none in the training release, but the column exists) are dropped and counted. Splits are grouped
+by `lesion_id`, so images of one lesion never cross splits; an image without a lesion id is its own group.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from crsbench.datasets.base import DatasetMeta
+from crsbench.datasets.published.common import (
+    Listing,
+    PublishedDataset,
+    SplitOptions,
+    check_allowed,
+    check_unique,
+    count_drop,
+    csv_line,
+    find_file,
+    listed,
+    read_table,
+    resolve_root,
+)
+from crsbench.errors import DataError
+
+NAME = "isic2019"
+TITLE = "ISIC 2019"
+ENV_VAR = "ISIC2019_ROOT"
+CLASSES = ("MEL", "NV", "BCC", "AK", "BKL", "DF", "VASC", "SCC")
+UNUSED_CLASS = "UNK"
+IMAGE_FOLDER = "ISIC_2019_Training_Input"
+GROUND_TRUTH = "ISIC_2019_Training_GroundTruth.csv"
+METADATA = "ISIC_2019_Training_Metadata.csv"
+ONE_HOT_VALUES = {"0": 0, "0.0": 0, "1": 1, "1.0": 1}
+LICENCE = "CC BY-NC 4.0 (ISIC Archive; see the attribution file of the release)"
+
+
+class ISIC2019Dataset(PublishedDataset):
+    """The 8-class ISIC 2019 dermoscopy task, split grouped by lesion."""
+
+    def __init__(
+        self,
+        root: str | Path | None = None,
+        image_size: int = 224,
+        fractions: Sequence[float] = (0.7, 0.1, 0.2),
+        split_seed: int = 0,
+        missing: str = "fail",
+        check_images: bool = True,
+        resplit: bool = False,
+    ):
+        root = resolve_root(root, ENV_VAR, TITLE)
+        truth_path = find_file(root, (GROUND_TRUTH, GROUND_TRUTH + ".gz"), TITLE)
+        metadata_path = find_file(root, (METADATA, METADATA + ".gz"), TITLE)
+        listing = read_listing(root, truth_path, metadata_path)
+        meta = DatasetMeta(
+            name=NAME, task_type="single_label", class_names=CLASSES, modality="dermoscopy",
+            description="ISIC 2019 training set, 8 diagnostic classes (UNK unused), split grouped by lesion_id",
+            source=str(root), licence=LICENCE,
+        )  # fmt: skip
+        split = SplitOptions(image_size, tuple(fractions), split_seed, missing, check_images, resplit)
+        self._finish(root, listing, meta, {"classes": list(CLASSES)}, split)
+
+
+def read_listing(root: Path, truth_path: Path, metadata_path: Path) -> Listing:
+    truth = read_table(truth_path, ["image", *CLASSES, UNUSED_CLASS])
+    truth["image"] = truth["image"].str.strip()
+    check_unique(truth["image"], truth_path, "image")
+    classes = one_hot_classes(truth, truth_path)
+    dropped: dict[str, int] = {}
+    used = classes < len(CLASSES)
+    count_drop(dropped, "unk_class", int((~used).sum()))
+    images = truth["image"].to_numpy()[used]
+    groups = lesion_groups(images, metadata_path)
+    folder = image_folder(root)
+    return Listing(
+        ids=images.astype(str),
+        files=[os.path.join(folder, f"{image}.jpg") for image in images],
+        labels=classes[used].astype(np.int64),
+        groups=groups,
+        sources=(truth_path, metadata_path),
+        dropped=dropped,
+    )
+
+
+def one_hot_classes(truth: pd.DataFrame, path: Path) -> np.ndarray:
+    """The class index of each row (UNK = 8); exactly one 1 per row, every cell 0 or 1."""
+    columns = [*CLASSES, UNUSED_CLASS]
+    for column in columns:
+        check_allowed(truth[column].str.strip(), ONE_HOT_VALUES, path, column)
+    one_hot = np.stack([truth[c].str.strip().map(ONE_HOT_VALUES).to_numpy() for c in columns], axis=1)
+    not_one = np.flatnonzero(one_hot.sum(axis=1) != 1)
+    if len(not_one):
+        first = not_one[0]
+        raise DataError(
+            f"{path} line {csv_line(first)}: image {truth['image'].iloc[first]!r} has {one_hot[first].sum()}"
+            f" diagnoses, expected exactly one ({len(not_one)} such rows)"
+        )
+    return one_hot.argmax(axis=1)
+
+
+def lesion_groups(images: np.ndarray, metadata_path: Path) -> np.ndarray:
+    """lesion_id per image; an image with a blank lesion_id is its own group."""
+    metadata = read_table(metadata_path, ["image", "lesion_id"])
+    metadata["image"] = metadata["image"].str.strip()
+    check_unique(metadata["image"], metadata_path, "image")
+    lesion = metadata.set_index("image")["lesion_id"].str.strip()
+    absent = [image for image in images if image not in lesion.index]
+    if absent:
+        raise DataError(f"{metadata_path}: {len(absent)} images of the ground truth have no metadata row: {listed(absent)}")
+    groups = lesion.reindex(images).to_numpy(dtype=object)  # object: a fixed-width str array would truncate
+    blank = groups == ""
+    groups[blank] = ["image:" + str(image) for image in images[blank]]
+    return groups.astype(str)
+
+
+def image_folder(root: Path) -> Path:
+    folder = root / IMAGE_FOLDER
+    nested = folder / IMAGE_FOLDER  # unzipping into a folder of the same name nests it once
+    if nested.is_dir():
+        return nested
+    if not folder.is_dir():
+        raise DataError(f"{TITLE}: image folder not found: {folder} (unzip ISIC_2019_Training_Input.zip into {root})")
+    return folder

@@ -1,0 +1,141 @@
+"""MIMIC-CXR-JPG 2.x (PhysioNet), read as released: the shift target of the CheXpert task.
+
+Layout under the root (`root` option, else $MIMIC_CXR_JPG_ROOT; the `mimic-cxr-jpg/2.x.y` folder):
+
+    mimic-cxr-2.0.0-chexpert.csv(.gz)   subject_id,study_id,<14 observations>   (labels per study)
+    mimic-cxr-2.0.0-metadata.csv(.gz)   dicom_id,subject_id,study_id,...,ViewPosition,...
+    mimic-cxr-2.0.0-split.csv(.gz)      dicom_id,study_id,subject_id,split        (train / validate / test)
+    files/p10/p10000032/s50414267/<dicom_id>.jpg
+
+Each image takes its study's labels (same 5 labels and uncertainty policy as CheXpert). Frontal means
+ViewPosition PA or AP; other views, and frontal images of studies the labeller left out, are dropped and
+counted. The splits are MIMIC's official ones (validate -> val), so as a shift target its `test` split is
+the official test split; they are still written to a split file so a changed copy is detected.
+
+Images are not checked when the dataset is built (377k files): pass check_images: true, or run
+`crsbench datasets check`, to stat every listed file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from crsbench.datasets.base import DatasetMeta
+from crsbench.datasets.published.common import (
+    Listing,
+    PublishedDataset,
+    SplitOptions,
+    check_allowed,
+    check_unique,
+    count_drop,
+    find_file,
+    listed,
+    read_table,
+    resolve_root,
+)
+from crsbench.datasets.published.cxr_labels import COMPETITION_LABELS, label_matrix, resolve_policy
+from crsbench.errors import DataError
+
+NAME = "mimic_cxr"
+TITLE = "MIMIC-CXR-JPG"
+ENV_VAR = "MIMIC_CXR_JPG_ROOT"
+LABELS_CSV = "mimic-cxr-2.0.0-chexpert.csv"
+METADATA_CSV = "mimic-cxr-2.0.0-metadata.csv"
+SPLIT_CSV = "mimic-cxr-2.0.0-split.csv"
+FRONTAL_VIEWS = ("PA", "AP")
+OFFICIAL_SPLITS = {"train": "train", "validate": "val", "test": "test"}
+LICENCE = "PhysioNet Credentialed Health Data License 1.5.0 (credentialed access, signed DUA)"
+
+
+class MIMICCXRDataset(PublishedDataset):
+    """Frontal MIMIC-CXR-JPG images with CheXpert-labeller labels and the official split."""
+
+    def __init__(
+        self,
+        root: str | Path | None = None,
+        uncertainty: str | Mapping[str, str] | None = None,
+        views: Sequence[str] = FRONTAL_VIEWS,
+        image_size: int = 224,
+        missing: str = "fail",
+        check_images: bool = False,
+        resplit: bool = False,
+    ):
+        root = resolve_root(root, ENV_VAR, TITLE)
+        sources = tuple(find_file(root, (name, name + ".gz"), TITLE) for name in (LABELS_CSV, METADATA_CSV, SPLIT_CSV))
+        policy = resolve_policy(uncertainty)
+        listing = read_listing(root, *sources, policy=policy, views=tuple(views))
+        meta = DatasetMeta(
+            name=NAME, task_type="multi_label", class_names=COMPETITION_LABELS, modality="chest_xray",
+            description="MIMIC-CXR-JPG frontal views, 5 CheXpert labels, official split",
+            source=str(root), licence=LICENCE,
+        )  # fmt: skip
+        split = SplitOptions(image_size, (), 0, missing, check_images, resplit)  # official split: nothing drawn
+        options = {"views": list(views), "split": "official"}
+        self._finish(root, listing, meta, options, split, label_options={"policy": policy})
+        self.policy = policy
+
+
+def read_listing(
+    root: Path, labels_path: Path, metadata_path: Path, split_path: Path, policy: Mapping[str, str], views: tuple
+) -> Listing:
+    dropped: dict[str, int] = {}
+    images = frontal_images(metadata_path, views, dropped)
+    labels = study_labels(labels_path)
+    images = images.merge(labels, on=["subject_id", "study_id"], how="left", indicator=True)
+    labelled = (images["_merge"] == "both").to_numpy()
+    count_drop(dropped, "no_chexpert_labels", int((~labelled).sum()))
+    images = images[labelled].reset_index(drop=True)
+    return Listing(
+        ids=images["dicom_id"].to_numpy().astype(str),
+        files=[image_file(root, *row) for row in images[["subject_id", "study_id", "dicom_id"]].itertuples(index=False)],
+        labels=label_matrix(labels.loc[images["label_row"]], policy, labels_path),  # index: CSV rows, for errors
+        groups=images["subject_id"].to_numpy().astype(str),
+        sources=(labels_path, metadata_path, split_path),
+        official_split=official_split(split_path, images["dicom_id"]),
+        dropped=dropped,
+    )
+
+
+def frontal_images(metadata_path: Path, views: tuple, dropped: dict[str, int]) -> pd.DataFrame:
+    metadata = read_table(metadata_path, ["dicom_id", "subject_id", "study_id", "ViewPosition"])
+    metadata = _stripped(metadata, ["dicom_id", "subject_id", "study_id", "ViewPosition"])
+    check_unique(metadata["dicom_id"], metadata_path, "dicom_id")
+    frontal = metadata["ViewPosition"].isin(views).to_numpy()
+    count_drop(dropped, "not_frontal_view", int((~frontal).sum()))
+    return metadata.loc[frontal, ["dicom_id", "subject_id", "study_id"]]
+
+
+def study_labels(labels_path: Path) -> pd.DataFrame:
+    """The labeller's table with a `label_row` column pointing back at each study's row."""
+    labels = read_table(labels_path, ["subject_id", "study_id", *COMPETITION_LABELS])
+    labels = _stripped(labels, ["subject_id", "study_id"])
+    check_unique(labels["subject_id"] + "/s" + labels["study_id"], labels_path, "subject_id,study_id")
+    labels["label_row"] = labels.index
+    return labels
+
+
+def official_split(split_path: Path, dicom_ids: pd.Series) -> np.ndarray:
+    table = _stripped(read_table(split_path, ["dicom_id", "split"]), ["dicom_id", "split"])
+    check_unique(table["dicom_id"], split_path, "dicom_id")
+    check_allowed(table["split"], OFFICIAL_SPLITS, split_path, "split")
+    split_of = table.set_index("dicom_id")["split"].map(OFFICIAL_SPLITS)
+    assigned = split_of.reindex(dicom_ids.to_numpy())
+    absent = dicom_ids[assigned.isna().to_numpy()].tolist()
+    if absent:
+        raise DataError(f"{split_path}: {len(absent)} frontal labelled images have no official split: {listed(absent)}")
+    return assigned.to_numpy().astype(str)
+
+
+def image_file(root: Path, subject_id: str, study_id: str, dicom_id: str) -> str:
+    return os.path.join(root, "files", f"p{subject_id[:2]}", f"p{subject_id}", f"s{study_id}", f"{dicom_id}.jpg")
+
+
+def _stripped(table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    for column in columns:
+        table[column] = table[column].str.strip()
+    return table

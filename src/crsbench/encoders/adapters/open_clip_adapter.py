@@ -1,0 +1,66 @@
+"""open_clip models: only the vision tower is built and loaded, so no text tower or tokenizer (and
+none of their downloads, e.g. BiomedCLIP's PubMedBERT) is ever needed to embed images."""
+
+from __future__ import annotations
+
+import json
+
+from crsbench.encoders.adapters import require
+from crsbench.encoders.adapters.weights import WeightsSource, load_state_dict, load_strict
+from crsbench.errors import EncoderError
+from crsbench.extraction import TorchEncoderBase
+
+WEIGHT_FILES = (
+    "open_clip_model.safetensors",
+    "open_clip_pytorch_model.safetensors",
+    "open_clip_pytorch_model.bin",
+    "open_clip_pytorch_model.pth",
+)
+CONFIG_FILE = "open_clip_config.json"
+
+
+class OpenClipEncoder(TorchEncoderBase):
+    """Embedding = the vision tower's output, i.e. `encode_image` before L2 normalisation (projected)."""
+
+    def __init__(self, entry, meta, weights: WeightsSource, **runtime):
+        super().__init__(meta, crop=entry.input_size, **runtime)
+        self.entry, self.weights = entry, weights
+
+    def model_config(self) -> dict:
+        """A built-in open_clip config named by option `model` (e.g. OpenAI-format checkpoints such as
+        CheXzero), else the repository's open_clip_config.json."""
+        open_clip = require("open_clip", self.meta.name)
+        builtin = self.entry.options.get("model")
+        if builtin:
+            config = open_clip.get_model_config(builtin)
+            if config is None:
+                raise EncoderError(f"encoder {self.meta.name!r}: open_clip has no built-in model {builtin!r}")
+        else:
+            config = json.loads(self.weights.file(CONFIG_FILE, weights=False).read_text())["model_cfg"]
+        return {**config, **self.entry.options.get("config_overrides", {})}
+
+    def build_model(self):
+        require("open_clip", self.meta.name)
+        from open_clip.model import CLIPVisionCfg, _build_vision_tower
+
+        config = self.model_config()
+        path = self.weights.file(*self.entry.options.get("files", WEIGHT_FILES))  # before the build
+        tower = _build_vision_tower(
+            config["embed_dim"],
+            CLIPVisionCfg(**config["vision_cfg"]),
+            quick_gelu=bool(config.get("quick_gelu", False)),
+            cast_dtype=None,
+        )
+        state = load_state_dict(path, self.meta.name)
+        visual = {k[len("visual."):]: v for k, v in state.items() if k.startswith("visual.")}
+        if not visual:
+            raise EncoderError(f"encoder {self.meta.name!r}: the checkpoint has no 'visual.*' tensors")
+        load_strict(tower, visual, self.meta.name)
+        return tower
+
+    def embed(self, model, pixels):
+        return model(pixels)
+
+
+def build(entry, meta, weights: WeightsSource, **runtime) -> OpenClipEncoder:
+    return OpenClipEncoder(entry, meta, weights, **runtime)

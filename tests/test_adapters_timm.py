@@ -1,0 +1,88 @@
+"""timm adapter: a tiny random timm model saved to disk loads back through the real loading path."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+timm = pytest.importorskip("timm")
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+from crsbench.encoders.zoo import ZOO, build_entry  # noqa: E402
+from crsbench.errors import EncoderError  # noqa: E402
+
+from _zoo_helpers import images, offline  # noqa: E402,F401
+
+
+@pytest.fixture(scope="module")
+def tiny_vit(tmp_path_factory):
+    """test_vit (timm's own tiny test model), random weights with its classifier, as model.safetensors."""
+    from safetensors.torch import save_file
+
+    torch.manual_seed(0)
+    model = timm.create_model("test_vit", pretrained=False).eval()
+    folder = tmp_path_factory.mktemp("tiny_vit")
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / "model.safetensors"))
+    return model, folder
+
+
+def _entry():
+    cfg = timm.create_model("test_vit", pretrained=False).pretrained_cfg
+    crop = cfg["input_size"][-1]
+    return replace(
+        ZOO["vit-b16-in21k"], name="tiny-vit", input_size=crop, resize_to=int(crop / cfg["crop_pct"]),
+        mean=tuple(cfg["mean"]), std=tuple(cfg["std"]), embed_dim=64, options={"arch": "test_vit"},
+    )
+
+
+def test_embeddings_match_timm_pre_logits(tiny_vit, offline):
+    model, folder = tiny_vit
+    entry = _entry()
+    encoder = build_entry(entry, weights=str(folder))
+    batch = images(3, entry.resize_to)
+    vectors = encoder.encode(batch)
+    assert vectors.shape == (3, 64) and vectors.dtype == np.float32
+    with torch.inference_mode():
+        expected = model.forward_head(model.forward_features(encoder.preprocess(batch)), pre_logits=True)
+    np.testing.assert_allclose(vectors, expected.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(vectors, encoder.encode(batch))  # deterministic
+
+
+def test_preprocessing_equals_timm_transform(tiny_vit):
+    from PIL import Image
+
+    model, _ = tiny_vit
+    entry = _entry()
+    encoder = build_entry(entry, weights="/")  # preprocessing needs no weights
+    transform = timm.data.create_transform(**timm.data.resolve_data_config({}, model=model))
+    image = images(1, entry.resize_to, seed=3)  # the engine hands the adapter resize_to x resize_to images
+    ours = encoder.preprocess(image)[0]
+    theirs = transform(Image.fromarray(image[0]))
+    assert ours.shape == theirs.shape == (3, entry.input_size, entry.input_size)
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-6)
+
+
+def test_a_single_weights_file_works_and_mismatch_is_one_line(tiny_vit, tmp_path, offline):
+    from safetensors.torch import save_file
+
+    model, folder = tiny_vit
+    encoder = build_entry(_entry(), weights=str(folder / "model.safetensors"))
+    assert encoder.encode(images(1, _entry().resize_to)).shape == (1, 64)
+    state = {k: v for k, v in model.state_dict().items() if not k.startswith("blocks.0.")}
+    save_file({k: v.contiguous() for k, v in state.items()}, str(tmp_path / "broken.safetensors"))
+    with pytest.raises(EncoderError, match="missing keys") as info:
+        build_entry(_entry(), weights=str(tmp_path / "broken.safetensors")).encode(images(1, 168))
+    assert "\n" not in str(info.value)
+
+
+def test_missing_weights_offline_is_one_actionable_line(offline, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty cache
+    encoder = build_entry(replace(_entry(), hub_repo="timm/no-such-model"))
+    with pytest.raises(EncoderError) as info:
+        encoder.encode(images(1, 168))
+    message = str(info.value)
+    assert "\n" not in message and "timm/no-such-model" in message and "offline" in message
+    assert "weights: /path" in message and "hf download" in message

@@ -1,0 +1,31 @@
+"""`crsbench encoders` and `crsbench encoders show NAME`."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from crsbench.cli_encoders import encoders_app
+from crsbench.encoders.zoo import ZOO
+
+runner = CliRunner()
+
+
+def test_bare_command_lists_the_whole_registry():
+    result = runner.invoke(encoders_app, [], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    for name in list(ZOO) + ["efficientnet-lite0", "raw-pixels", "colour-texture"]:
+        assert name in result.output
+    assert "unconfirmed" in result.output and "microsoft/rad-dino" in result.output
+
+
+def test_show_prints_every_field_of_one_entry():
+    result = runner.invoke(encoders_app, ["show", "rad-dino"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    for text in ("microsoft/rad-dino", "0.5307", "518", "chest X-ray", "pooler_output", "dinov2"):
+        assert text in result.output
+
+
+def test_show_unknown_name_is_one_line_and_exit_2():
+    result = runner.invoke(encoders_app, ["show", "no-such-encoder"])
+    assert result.exit_code == 2
+    assert "unknown encoder 'no-such-encoder'" in result.output

@@ -1,0 +1,103 @@
+"""The shared torch encoder base and the DataLoader batch pipeline."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from crsbench.datasets.base import ArrayImages  # noqa: E402
+from crsbench.encoders.base import EncoderMeta, normalise_batch  # noqa: E402
+from crsbench.extraction import (  # noqa: E402
+    TorchEncoderBase,
+    center_crop,
+    iter_batches,
+    resolve_precision,
+    select_device,
+)
+
+
+class _ListImages:
+    """An image source without a vectorised `batch`: the per-image path."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __len__(self):
+        return len(self.array)
+
+    def __getitem__(self, i):
+        return self.array[i]
+
+
+def _mark_with_id(batch, ids):
+    """A picklable prepare step: writes each image's id number into its first pixel."""
+    batch = batch.copy()
+    batch[:, 0, 0, 0] = [int(i) for i in ids]
+    return batch
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_iter_batches_keeps_split_order(num_workers):
+    array = np.random.default_rng(0).integers(0, 256, (23, 8, 8, 3), dtype=np.uint8)
+    ids = [str(100 + i) for i in range(23)]
+    for source in (ArrayImages(array), _ListImages(array)):
+        got = list(iter_batches(source, ids, batch_size=5, num_workers=num_workers, pin_memory=False,
+                                prepare=partial(_mark_with_id)))
+        indices = np.concatenate([index for index, _ in got])
+        batches = np.concatenate([batch for _, batch in got])
+        np.testing.assert_array_equal(indices, np.arange(23))
+        assert [len(b) for _, b in got] == [5, 5, 5, 5, 3] and batches.dtype == np.uint8
+        np.testing.assert_array_equal(batches[:, 0, 0, 0], np.arange(100, 123) % 256)
+        np.testing.assert_array_equal(batches[:, 1:], array[:, 1:])
+
+
+def test_iter_batches_rejects_mismatched_ids():
+    with pytest.raises(ValueError):
+        list(iter_batches(ArrayImages(np.zeros((3, 4, 4, 3), np.uint8)), ["a"], batch_size=2))
+
+
+def test_device_and_precision_choice():
+    expected = "cuda" if torch.cuda.is_available() else ("mps" if torch.backends.mps.is_available() else "cpu")
+    assert select_device() == expected and select_device("cpu") == "cpu"
+    assert resolve_precision("cpu") == "fp32" and resolve_precision("cpu", "bf16") == "fp32"
+    assert resolve_precision("cuda", "fp32") == "fp32" and resolve_precision("cuda", "fp16") == "fp16"
+    with pytest.raises(ValueError):
+        resolve_precision("cpu", "int8")
+
+
+@pytest.mark.parametrize("size,crop", [(10, 7), (9, 4), (8, 8)])
+def test_center_crop_matches_torchvision(size, crop):
+    from torchvision.transforms import CenterCrop
+
+    x = torch.arange(2 * 3 * size * size, dtype=torch.float32).view(2, 3, size, size)
+    torch.testing.assert_close(center_crop(x, crop), CenterCrop(crop)(x))
+
+
+class _Linear(TorchEncoderBase):
+    builds = 0
+
+    def build_model(self):
+        _Linear.builds += 1
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 4 * 4, 5))
+
+    def embed(self, model, pixels):
+        assert torch.is_inference_mode_enabled() and not torch.is_grad_enabled()
+        return model(pixels)
+
+
+def test_torch_encoder_base_crops_normalises_and_returns_float32():
+    meta = EncoderMeta(name="lin", family="lin", source="local", identifier="lin", revision="1", licence="-",
+                       input_size=6, mean=(0.1, 0.2, 0.3), std=(0.3, 0.2, 0.1))
+    encoder = _Linear(meta, crop=4, device="cpu")
+    images = np.random.default_rng(1).integers(0, 256, (3, 6, 6, 3), dtype=np.uint8)
+    expected_pixels = normalise_batch(images[:, 1:5, 1:5], meta.mean, meta.std)
+    torch.testing.assert_close(encoder.preprocess(images), expected_pixels)
+    first, second = encoder.encode(images), encoder.encode(images)
+    assert first.dtype == np.float32 and first.shape == (3, 5) and _Linear.builds == 1  # built once, lazily
+    np.testing.assert_array_equal(first, second)
+    assert "precision" not in encoder.meta.extra  # fp32 leaves the cache key alone
