@@ -35,7 +35,8 @@ def tiny_clip_dir(tmp_path_factory):
     torch.manual_seed(0)
     model = open_clip.CLIP(**MODEL_CFG).eval()
     folder = tmp_path_factory.mktemp("tiny_clip")
-    (folder / "open_clip_config.json").write_text(json.dumps({"model_cfg": MODEL_CFG, "preprocess_cfg": PREPROCESS_CFG}))
+    config = {"model_cfg": MODEL_CFG, "preprocess_cfg": PREPROCESS_CFG}
+    (folder / "open_clip_config.json").write_text(json.dumps(config))
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / "open_clip_model.safetensors"))
     return folder
 

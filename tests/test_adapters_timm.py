@@ -78,8 +78,30 @@ def test_a_single_weights_file_works_and_mismatch_is_one_line(tiny_vit, tmp_path
     assert "\n" not in str(info.value)
 
 
-def test_missing_weights_offline_is_one_actionable_line(offline, tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty cache
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """An isolated Hugging Face cache (the library reads its location at call time from constants)."""
+    constants = pytest.importorskip("huggingface_hub.constants")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    return tmp_path / "hub"
+
+
+def test_weights_come_from_the_hub_cache_offline(tiny_vit, hub_cache, offline):
+    """No `weights:` option: the file is found in the local cache, laid out as the hub client writes it."""
+    import shutil
+
+    _, folder = tiny_vit
+    repo = hub_cache / "models--timm--tiny-test"
+    commit = "0" * 40
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    shutil.copy(folder / "model.safetensors", repo / "snapshots" / commit / "model.safetensors")
+    encoder = build_entry(replace(_entry(), hub_repo="timm/tiny-test"))
+    assert encoder.encode(images(1, 168)).shape == (1, 64)
+
+
+def test_missing_weights_offline_is_one_actionable_line(offline, hub_cache):
     encoder = build_entry(replace(_entry(), hub_repo="timm/no-such-model"))
     with pytest.raises(EncoderError) as info:
         encoder.encode(images(1, 168))

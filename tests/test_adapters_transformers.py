@@ -31,7 +31,8 @@ CASES = {
         "rad-dino",
         lambda: transformers.Dinov2Model(transformers.Dinov2Config(image_size=32, **TINY)),
         lambda e: transformers.BitImageProcessor(
-            size={"shortest_edge": e.resize_to or e.input_size}, crop_size={"height": e.input_size, "width": e.input_size},
+            size={"shortest_edge": e.resize_to or e.input_size},
+            crop_size={"height": e.input_size, "width": e.input_size},
             resample=3, image_mean=list(e.mean), image_std=list(e.std)),
         32, 40,
     ),
@@ -39,7 +40,8 @@ CASES = {
         "siglip-base",
         lambda: transformers.SiglipVisionModel(transformers.SiglipVisionConfig(image_size=32, **TINY)),
         lambda e: transformers.SiglipImageProcessor(
-            size={"height": e.input_size, "width": e.input_size}, resample=3, image_mean=list(e.mean), image_std=list(e.std)),
+            size={"height": e.input_size, "width": e.input_size}, resample=3,
+            image_mean=list(e.mean), image_std=list(e.std)),
         32, None,
     ),
     "clip": (
@@ -93,7 +95,8 @@ def test_gemma3_vision_tower_never_reads_the_language_model(tmp_path, offline):
     weight_map = {k: "model-00001-of-00002.safetensors" for k in vision_state}
     weight_map["language_model.model.embed_tokens.weight"] = "model-00002-of-00002.safetensors"
     (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
-    config = {"model_type": "gemma3", "vision_config": {"model_type": "siglip_vision_model", **vision_config.to_diff_dict()}}
+    vision = {"model_type": "siglip_vision_model", **vision_config.to_diff_dict()}
+    config = {"model_type": "gemma3", "vision_config": vision}
     (folder / "config.json").write_text(json.dumps(config))
 
     entry = replace(ZOO["medgemma-4b-vision"], name="tiny-gemma3", input_size=32, embed_dim=32)

@@ -60,15 +60,18 @@ def test_normalise_batch():
     assert x.shape == (1, 3, 2, 2) and torch.allclose(x, torch.ones_like(x))
 
 
-def test_registering_a_callable_encoder():
-    meta = EncoderMeta(name="mean-colour", family="test", source="user", identifier="mean", revision="1",
+def test_registering_a_callable_encoder(monkeypatch):
+    from crsbench.encoders import registry
+
+    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))  # leave the global registry as it was
+    meta = EncoderMeta(name="channel-means", family="test", source="user", identifier="mean", revision="1",
                        licence="MIT", input_size=8, embed_dim=3)
-    register_encoder("mean-colour", lambda: CallableEncoder(meta, lambda im: im.mean(axis=(1, 2))), replace=True)
-    assert "mean-colour" in encoder_names()
-    vectors = get_encoder("mean-colour").encode(_images(size=8))
+    register_encoder("channel-means", lambda: CallableEncoder(meta, lambda im: im.mean(axis=(1, 2))))
+    assert "channel-means" in encoder_names()
+    vectors = get_encoder("channel-means").encode(_images(size=8))
     assert vectors.shape == (4, 3) and vectors.dtype == np.float32
     with pytest.raises(EncoderError, match="already registered"):
-        register_encoder("mean-colour", lambda: None)
+        register_encoder("channel-means", lambda: None)
 
 
 def test_unknown_encoder_and_bad_options_are_clear_errors():

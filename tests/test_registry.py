@@ -19,8 +19,9 @@ def test_builtin_kinds_are_registered():
 
 
 def test_unknown_kind_lists_the_known_ones():
-    with pytest.raises(DataError, match="unknown dataset kind 'imagenet'; known kinds: .*demo, folder, medmnist"):
+    with pytest.raises(DataError, match="unknown dataset kind 'imagenet'; known kinds: ") as error:
         get_dataset("imagenet")
+    assert all(kind in str(error.value) for kind in ("demo", "folder", "medmnist", "npz"))
 
 
 def test_register_and_get(clean_registry):

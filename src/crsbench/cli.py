@@ -13,7 +13,8 @@ from rich.table import Table
 
 from crsbench import __version__, api
 from crsbench.cli_datasets import datasets_app
-from crsbench.errors import CRSBenchError
+from crsbench.cli_encoders import encoders_app
+from crsbench.errors import CRSBenchError, DataError
 from crsbench.progress import RichProgress
 
 app = typer.Typer(
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 console = Console(soft_wrap=True)
 app.add_typer(datasets_app, name="datasets")
+app.add_typer(encoders_app, name="encoders")
 
 
 def _fail(error: CRSBenchError) -> None:
@@ -147,6 +149,44 @@ def score(
         _score_and_report(results_dir, reference, n_boot, out)
     except (CRSBenchError, ValueError) as error:
         _fail(error if isinstance(error, CRSBenchError) else CRSBenchError(str(error)))
+
+
+@app.command()
+def perturbations(
+    preview: Optional[Path] = typer.Option(None, "--preview", help="An image to show every perturbation and severity on."),
+    output: Path = typer.Option(Path("perturbations.png"), "--output", "-o", help="Where to write the contact sheet."),
+    modality: str = typer.Option("generic", "--modality", "-m", help="dermoscopy, fundus, chest_xray or generic."),
+    seed: int = typer.Option(0, "--seed", help="Perturbation seed."),
+) -> None:
+    """List the perturbations per modality, or write a contact sheet (rows: perturbations, columns: severity)."""
+    from crsbench.perturbations import MODALITIES, contact_sheet, modality_set
+
+    if modality not in MODALITIES:
+        _fail(DataError(f"--modality: unknown modality {modality!r}; known: {', '.join(MODALITIES)}"))
+    if preview is None:
+        table = Table(title=f"Perturbations for {modality} (severities 1-5)")
+        for column in ("name", "what it does", "severity 1 ... 5"):
+            table.add_column(column)
+        for spec in modality_set(modality):
+            table.add_row(spec.name, spec.description, " | ".join(str(spec.param(s)) for s in range(1, 6)))
+        console.print(table)
+        return
+    image = _read_image(preview)
+    sheet = contact_sheet(image, modality, seed=seed)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(output)
+    console.print(f"wrote {output} ({len(modality_set(modality))} perturbations x 5 severities, {sheet.size[0]}x{sheet.size[1]} px)")
+
+
+def _read_image(path: Path):
+    import numpy as np
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            return np.asarray(image.convert("RGB"))
+    except (OSError, UnidentifiedImageError) as exc:
+        _fail(DataError(f"{path}: cannot read image ({exc.__class__.__name__})"))
 
 
 @app.command()

@@ -11,7 +11,7 @@ class ProgressTask(Protocol):
 
 
 class Progress(Protocol):
-    def task(self, description: str, total: int | None) -> "contextmanager[ProgressTask]": ...
+    def task(self, description: str, total: int | None, unit: str = "it") -> "contextmanager[ProgressTask]": ...
 
     def log(self, message: str) -> None: ...
 
@@ -25,7 +25,7 @@ class SilentProgress:
     """For the Python API and tests: reports nothing."""
 
     @contextmanager
-    def task(self, description: str, total: int | None) -> Iterator[ProgressTask]:
+    def task(self, description: str, total: int | None, unit: str = "it") -> Iterator[ProgressTask]:
         yield _NullTask()
 
     def log(self, message: str) -> None:
@@ -41,24 +41,24 @@ class RichProgress:
         self.console = console or Console(stderr=True)
 
     @contextmanager
-    def task(self, description: str, total: int | None) -> Iterator[ProgressTask]:
+    def task(self, description: str, total: int | None, unit: str = "it") -> Iterator[ProgressTask]:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
             Progress as RichBar,
+            ProgressColumn,
             TaskProgressColumn,
             TextColumn,
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
-
-        from rich.progress import ProgressColumn
         from rich.text import Text
+
 
         class RateColumn(ProgressColumn):
             def render(self, task):  # items per second, what a user compares across encoders
                 speed = task.finished_speed or task.speed
-                return Text(f"{speed:,.1f} it/s" if speed else "-- it/s", style="progress.data.speed")
+                return Text(f"{speed:,.1f} {unit}/s" if speed else f"-- {unit}/s", style="progress.data.speed")
 
         bar = RichBar(
             TextColumn("[bold]{task.description}"),

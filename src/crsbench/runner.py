@@ -132,7 +132,7 @@ class SuiteRun:
             groups: dict[tuple[str, str], list[FitUnit]] = defaultdict(list)
             for unit in pending:
                 groups[(unit.encoder, unit.task)].append(unit)
-            with self.progress.task("probe fits", total=len(pending)) as bar:
+            with self.progress.task("probe fits", total=len(pending), unit="fit") as bar:
                 for (encoder_label, task), group in groups.items():
                     jobs = [(u, tuple(c for c, k in keys[u].items() if k not in stored)) for u in group]
                     needed = {c for _, conditions in jobs for c in conditions}

@@ -82,3 +82,13 @@ def _published(kind: str) -> DatasetFactory:
 
 for _kind in ("isic2019", "aptos2019", "chexpert", "mimic_cxr"):
     register_dataset(_kind, _published(_kind))
+
+
+def _npz(path, class_names, **options: Any) -> Dataset:
+    from crsbench.datasets.npz import NpzDataset
+
+    _check_options("npz", NpzDataset, {"path": path, "class_names": class_names, **options})
+    return NpzDataset(path, class_names, **options)
+
+
+register_dataset("npz", _npz)

@@ -241,7 +241,8 @@ ENTRIES = (
         card="PanDerm linear-probe code: 224x224",
         status="unconfirmed: normalisation, and whether the CAE checkpoint maps onto timm's ViT-L/16 keys",
         notes="A mismatch stops with the differing keys; then register PanDerm as a callable using the authors' code.",
-        options={"arch_library": "timm", "arch": "vit_large_patch16_224", "files": ("panderm_ll_data6_checkpoint-499.pth",)},
+        options={"arch_library": "timm", "arch": "vit_large_patch16_224",
+                 "files": ("panderm_ll_data6_checkpoint-499.pth",)},  # file name unconfirmed: pass the file itself
     ),
     ZooEntry(
         name="retfound-cfp", family="RETFound", group="specialty", specialty="ophthalmology (colour fundus)",

@@ -1,0 +1,111 @@
+"""Any `.npz` of images and labels: for cohorts shipped as arrays, and for shift-only test sets.
+
+With `split: test` every example is a test example (a shift target is never trained on); with
+`split: auto` a grouped, stratified split is drawn once from `split_seed`; with `split_key` the file
+names each example's split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from crsbench.datasets.base import SPLITS, ArrayImages, DatasetMeta, SplitData, sha256_of
+from crsbench.datasets.splits import grouped_stratified_split
+from crsbench.errors import DataError
+
+
+class NpzDataset:
+    def __init__(
+        self,
+        path: str,
+        class_names: list[str],
+        task_type: str = "single_label",
+        images_key: str = "images",
+        labels_key: str = "labels",
+        ids_key: str | None = None,
+        groups_key: str | None = None,
+        split: str = "test",
+        split_key: str | None = None,
+        split_seed: int = 0,
+        modality: str = "generic",
+        name: str | None = None,
+    ):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise DataError(f"{self.path}: npz file not found")
+        if split not in ("test", "auto") and split_key is None:
+            raise DataError(f"{self.path}: split must be 'test' or 'auto' (or give split_key), got {split!r}")
+        self.meta = DatasetMeta(
+            name=name or self.path.stem, task_type=task_type, class_names=tuple(class_names), modality=modality,
+            source=str(self.path),
+        )
+        self._options = dict(images_key=images_key, labels_key=labels_key, ids_key=ids_key, groups_key=groups_key,
+                             split=split, split_key=split_key, split_seed=split_seed)
+        self._arrays: dict | None = None
+        self._digest: str | None = None
+
+    def fingerprint(self) -> str:
+        if self._digest is None:
+            file_hash = hashlib.sha256(self.path.read_bytes()).hexdigest()
+            self._digest = sha256_of(file_hash, repr(sorted(self._options.items())), repr(self.meta))
+        return self._digest
+
+    def _load(self) -> dict:
+        if self._arrays is not None:
+            return self._arrays
+        o = self._options
+        try:
+            data = np.load(self.path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{self.path}: not a readable npz file ({exc})") from None
+        for key in (o["images_key"], o["labels_key"], o["ids_key"], o["groups_key"], o["split_key"]):
+            if key is not None and key not in data.files:
+                raise DataError(f"{self.path}: key {key!r} missing (keys: {', '.join(data.files)})")
+        images, labels = data[o["images_key"]], data[o["labels_key"]]
+        if images.dtype != np.uint8 or images.ndim not in (3, 4):
+            raise DataError(f"{self.path}: {o['images_key']!r} must be uint8 [n,H,W] or [n,H,W,C], got {images.dtype} {images.shape}")
+        if len(labels) != len(images):
+            raise DataError(f"{self.path}: {len(labels)} labels for {len(images)} images")
+        labels = self._checked_labels(labels)
+        n = len(images)
+        ids = data[o["ids_key"]].astype(str) if o["ids_key"] else np.array([f"{self.meta.name}-{i:06d}" for i in range(n)])
+        groups = data[o["groups_key"]].astype(str) if o["groups_key"] else ids
+        self._arrays = {"images": images, "labels": labels, "ids": ids, "groups": groups, "split": self._assign(data, labels, groups)}
+        return self._arrays
+
+    def _checked_labels(self, labels: np.ndarray) -> np.ndarray:
+        k = self.meta.n_classes
+        if self.meta.task_type == "multi_label":
+            labels = labels.astype(np.float32).reshape(len(labels), -1)
+            bad = ~np.isnan(labels) & ~np.isin(labels, (0.0, 1.0))
+            if labels.shape[1] != k or bad.any():
+                raise DataError(f"{self.path}: multi-label labels must be [n, {k}] in {{0, 1, NaN}}")
+            return labels
+        labels = labels.reshape(len(labels), -1)[:, 0].astype(np.int64)
+        if labels.min() < 0 or labels.max() >= k:
+            row = int(np.flatnonzero((labels < 0) | (labels >= k))[0])
+            raise DataError(f"{self.path}: label {labels[row]} at row {row} is outside 0..{k - 1} ({list(self.meta.class_names)})")
+        return labels
+
+    def _assign(self, data, labels: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        o = self._options
+        if o["split_key"]:
+            split = np.char.lower(data[o["split_key"]].astype(str))
+            unknown = sorted(set(split) - set(SPLITS))
+            if unknown:
+                raise DataError(f"{self.path}: {o['split_key']!r} has values {unknown}; expected {SPLITS}")
+            return split
+        if o["split"] == "test":
+            return np.full(len(labels), "test")
+        return grouped_stratified_split(labels, groups, seed=o["split_seed"])
+
+    def split(self, name: str) -> SplitData:
+        if name not in SPLITS:
+            raise DataError(f"unknown split {name!r}; expected one of {SPLITS}")
+        arrays = self._load()
+        rows = np.flatnonzero(arrays["split"] == name)
+        return SplitData(ids=arrays["ids"][rows], images=ArrayImages(arrays["images"][rows]),
+                         labels=arrays["labels"][rows], groups=arrays["groups"][rows])
