@@ -123,6 +123,11 @@ def test_results_export_writes_parquet_and_csv(tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "records.parquet").exists() and (tmp_path / "out" / "records.csv").exists()
     assert len(pd.read_parquet(tmp_path / "out" / "records.parquet")) == 1
+    from crsbench.store import ResultsStore
+
+    with ResultsStore(tmp_path / "out" / "results.sqlite") as store:
+        read = store.run_datasets()
+    assert read[["task", "role", "dataset", "dropped"]].values.tolist() == [["derm", "task", "demo-derm", "{}"]]
 
 
 def test_run_on_missing_results_is_an_error(tmp_path):

@@ -75,6 +75,17 @@ def _image_condition(condition: EvalCondition, seed: int):
     return PerturbationCondition(condition.name, condition.severity, seed) if condition.kind == "perturbation" else CLEAN
 
 
+def _datasets_read(r: _Resolved):
+    yield from ((task, "task", d) for task, d in r.datasets.items())
+    yield from ((task, "shift", d) for task, d in r.shifts.items())
+
+
+def _dropped(dataset: Dataset) -> dict:
+    """Examples a dataset left out and why (published layouts count them); {} when it drops nothing."""
+    dropped = getattr(dataset, "dropped", None)
+    return dict(dropped() if callable(dropped) else dropped or {})
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -124,6 +135,8 @@ class SuiteRun:
                 "suite_name": self.suite.name, "suite_yaml": yaml.safe_dump(self.suite.model_dump(mode="json")),
                 "crsbench_version": __version__, "host": platform.node(),
             })
+            for task, role, dataset in _datasets_read(r):
+                store.add_run_dataset(run_id, task, role, dataset.meta.name, dataset.fingerprint(), _dropped(dataset))
             stored = store.existing_keys()
             keys = {unit: self._keys(unit, r) for unit in units}
             pending = [u for u in units if any(k not in stored for k in keys[u].values())]

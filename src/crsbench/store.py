@@ -65,6 +65,13 @@ CREATE TABLE IF NOT EXISTS runs (
 )"""
 
 
+RUN_DATASETS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run_datasets (
+    run_id TEXT, task TEXT, role TEXT, dataset TEXT, fingerprint TEXT, dropped TEXT,
+    PRIMARY KEY (run_id, task, role)
+)"""
+
+
 class ResultsStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -75,6 +82,7 @@ class ResultsStore:
         columns = ", ".join(f"{name} {sql_type}" for name, sql_type in RECORD_COLUMNS)
         self._db.execute(f"CREATE TABLE IF NOT EXISTS records ({columns})")
         self._db.execute(RUNS_SCHEMA)
+        self._db.execute(RUN_DATASETS_SCHEMA)
 
     def close(self) -> None:
         self._db.close()
@@ -106,6 +114,16 @@ class ResultsStore:
             "VALUES (:run_id, :started_at, :suite_hash, :suite_name, :suite_yaml, :crsbench_version, :host)",
             run,
         )
+
+    def add_run_dataset(self, run_id: str, task: str, role: str, dataset: str, fingerprint: str, dropped: dict) -> None:
+        """What a session read for a task (its own data or its shift target), with what was dropped and why."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO run_datasets VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, task, role, dataset, fingerprint, json.dumps(dropped, sort_keys=True)),
+        )
+
+    def run_datasets(self) -> pd.DataFrame:
+        return pd.read_sql_query("SELECT * FROM run_datasets", self._db)
 
     def finish_run(self, run_id: str, finished_at: str, records_written: int) -> None:
         self._db.execute(
