@@ -98,11 +98,14 @@ def demo(
 
 @app.command()
 def run(
-    suite: Path = typer.Argument(..., help="Suite YAML file."),
+    suite: Path = typer.Argument(..., help="Suite YAML file, or a built-in suite: demo, demo-quick, crs-bench."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
 ) -> None:
     """Run a suite; a rerun resumes, writing only the records that are missing."""
     try:
+        builtin = api.builtin_suite_path(str(suite))
+        if not suite.exists() and builtin.exists():
+            suite = builtin
         _run_and_report(api.load_suite(suite), cache_dir)
     except CRSBenchError as error:
         _fail(error)
