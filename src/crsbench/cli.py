@@ -59,6 +59,20 @@ def _score_and_report(results_dir: Path, reference: Optional[str], n_boot: int, 
     report = api.score(results_dir, reference=reference, n_boot=n_boot)
     # the scores table has 14 columns: let it run wider than a narrow terminal rather than truncate numbers
     Console(width=max(console.width, 160), soft_wrap=True).print(scores_rich_table(report))
+    agreement = report.rank_agreement.iloc[0]
+    console.print(
+        f"AUROC vs CRS ranking: Spearman {agreement.spearman:.2f}, Kendall tau-b {agreement.kendall_tau_b:.2f}, "
+        f"{int(agreement.n_reversed)} of {int(agreement.n_pairs)} pairwise orderings reversed, "
+        f"mean rank displacement {agreement.mean_abs_rank_displacement:.2f}"
+    )
+    for pair in report.reversed_pairs.itertuples():
+        console.print(f"  reversed: {pair.encoder_a} (AUROC {pair.auroc_a:.3f}, CRS {pair.crs_a:.2f}) vs "
+                      f"{pair.encoder_b} (AUROC {pair.auroc_b:.3f}, CRS {pair.crs_b:.2f})")
+    if len(report.weight_sensitivity):
+        top = report.weight_sensitivity["p_top"].sort_values(ascending=False)
+        shares = ", ".join(f"{name} {share:.1%}" for name, share in top.items() if share >= 0.0005)
+        console.print(f"Under Dirichlet-sampled component and axis weights, top encoder: {shares}")
+    console.print(f"Leading tier (not resolved from the top by the paired bootstrap): {', '.join(report.leading_tier)}")
     for note in report.notes:
         console.print(f"[dim]note: {note}[/]")
     written = api.write_scores(report, results_dir, out)

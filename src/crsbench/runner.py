@@ -99,7 +99,7 @@ class SuiteRun:
         self.probe_config = ProbeConfig(tuple(suite.probe.c_grid), suite.probe.max_iter, suite.probe.tol)
         cache_root = cache_dir or suite.cache or default_cache_dir()
         self.cache = EmbeddingCache(cache_root)
-        self.embedder = Embedder(batch_size=suite.batch_size, progress=self.progress)
+        self.embedder = Embedder(batch_size=suite.batch_size, progress=self.progress, num_workers=suite.num_workers)
         self.embeddings = CachedEmbedder(self.embedder, self.cache)
 
     def _keys(self, unit: FitUnit, r: _Resolved) -> dict[EvalCondition, str]:

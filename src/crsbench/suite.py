@@ -136,6 +136,7 @@ class Suite(_Strict):
     probe: ProbeSpec = ProbeSpec()
     perturbations: Optional[PerturbationsSpec] = None  # none: clean and shift conditions only
     batch_size: int = Field(32, gt=0)
+    num_workers: int = Field(0, ge=0)  # DataLoader workers preparing batches; 0 on small CPUs
 
     @field_validator("encoders", mode="before")
     @classmethod
