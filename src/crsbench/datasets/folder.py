@@ -78,13 +78,29 @@ def _square_resize(image: Image.Image, size: int) -> Image.Image:
     return image.resize((size, size), Image.Resampling.BILINEAR, box=box, reducing_gap=None)
 
 
+class FileSplits:
+    """`split(name)` for datasets holding, per example, an id, an image file, a label, a group and a split
+    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta` and `image_size`)."""
+
+    def split(self, name: str) -> SplitData:
+        if name not in SPLITS:
+            raise DataError(f"unknown split {name!r} for {self.meta.name}; expected one of {', '.join(SPLITS)}")
+        members = np.flatnonzero(self.assignment == name)
+        return SplitData(
+            ids=self.ids[members],
+            images=FileImages([self.files[i] for i in members], self.image_size),
+            labels=self.labels[members],
+            groups=self.groups[members],
+        )
+
+
 @dataclass(frozen=True)
 class _Row:
     line: int  # line number in the CSV, header = 1, for error messages
     values: dict[str, str]
 
 
-class FolderDataset:
+class FolderDataset(FileSplits):
     """Images under `root`, labels in `csv`; see the module docstring for the CSV layout."""
 
     def __init__(
@@ -127,17 +143,6 @@ class FolderDataset:
         self._fingerprint: str | None = None
 
     # ----- the Dataset protocol
-
-    def split(self, name: str) -> SplitData:
-        if name not in SPLITS:
-            raise DataError(f"unknown split {name!r} for {self.meta.name}; expected one of {', '.join(SPLITS)}")
-        members = np.flatnonzero(self.assignment == name)
-        return SplitData(
-            ids=self.ids[members],
-            images=FileImages([self.files[i] for i in members], self.image_size),
-            labels=self.labels[members],
-            groups=self.groups[members],
-        )
 
     def fingerprint(self) -> str:
         if self._fingerprint is None:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
-from crsbench.datasets.folder import FileImages, load_image
+from crsbench.datasets.folder import FileImages, FileSplits, load_image
 from crsbench.errors import DataError
 
 SHOWN = 5  # how many offending names an error message lists
@@ -276,7 +276,7 @@ class SplitOptions:
     resplit: bool = False
 
 
-class PublishedDataset:
+class PublishedDataset(FileSplits):
     """A dataset read from an official release; subclasses read the release into a `Listing`."""
 
     meta: DatasetMeta
@@ -323,17 +323,6 @@ class PublishedDataset:
             raise DataError(f"{self.meta.name}: cannot split ({error})") from error
 
     # ----- the Dataset protocol
-
-    def split(self, name: str) -> SplitData:
-        if name not in SPLITS:
-            raise DataError(f"unknown split {name!r} for {self.meta.name}; expected one of {', '.join(SPLITS)}")
-        members = np.flatnonzero(self.assignment == name)
-        return SplitData(
-            ids=self.ids[members],
-            images=FileImages([self.files[i] for i in members], self.image_size),
-            labels=self.labels[members],
-            groups=self.groups[members],
-        )
 
     def fingerprint(self) -> str:
         return self._fingerprint
