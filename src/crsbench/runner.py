@@ -23,6 +23,7 @@ from crsbench.datasets.registry import get_dataset
 from crsbench.embed import CLEAN, CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest
 from crsbench.encoders.base import Encoder
 from crsbench.encoders.registry import get_encoder
+from crsbench.errors import CRSBenchError
 from crsbench.executors import LocalExecutor
 from crsbench.pipeline import EvalSet, TaskEmbeddings, run_unit
 from crsbench.plan import EvalCondition, FitUnit, plan, record_key
@@ -61,14 +62,25 @@ class _Resolved:
 
 
 def _resolve(suite: Suite) -> _Resolved:
-    encoders = {spec.label: get_encoder(spec.name, **spec.options) for spec in suite.encoder_specs}
-    datasets = {t.name: get_dataset(t.dataset.kind, **t.dataset.options()) for t in suite.tasks}
-    shifts = {t.name: get_dataset(t.shift.kind, **t.shift.options()) for t in suite.tasks if t.shift}
+    encoders = {spec.label: _named(f"encoders.{i}", get_encoder, spec.name, **spec.options)
+                for i, spec in enumerate(suite.encoder_specs)}
+    datasets = {t.name: _named(f"tasks.{i}.dataset", get_dataset, t.dataset.kind, **t.dataset.options())
+                for i, t in enumerate(suite.tasks)}
+    shifts = {t.name: _named(f"tasks.{i}.shift", get_dataset, t.shift.kind, **t.shift.options())
+              for i, t in enumerate(suite.tasks) if t.shift}
     for task in suite.tasks:  # fail before any work when a shift's labels cannot be aligned
         if task.shift:
             shift_label_indices(datasets[task.name].meta, shifts[task.name].meta, task.shift_label_map)
     perturbed = {t.name: task_perturbations(suite, t, datasets[t.name].meta.modality) for t in suite.tasks}
     return _Resolved(encoders, datasets, shifts, perturbed)
+
+
+def _named(field: str, build, *args, **options):
+    """Build an encoder or dataset; a failure names the suite field it came from."""
+    try:
+        return build(*args, **options)
+    except CRSBenchError as error:
+        raise type(error)(f"{field}: {error}") from None
 
 
 def _image_condition(condition: EvalCondition, seed: int):
