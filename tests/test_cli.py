@@ -133,3 +133,15 @@ def test_results_export_writes_parquet_and_csv(tmp_path):
 def test_run_on_missing_results_is_an_error(tmp_path):
     result = CliRunner().invoke(app, ["results", str(tmp_path)])
     assert result.exit_code == 2 and "no results database" in result.output
+
+
+def test_demo_uses_verified_medmnist_files_when_present(monkeypatch):
+    from conftest import shared_file
+
+    data = shared_file("medmnist", "retinamnist.npz").parent.parent
+    monkeypatch.setenv("CRSBENCH_DATA", str(data))
+    tasks = {t.name: t for t in api.demo_suite(quick=True).tasks}
+    assert tasks["fundus"].dataset.kind == "medmnist" and tasks["fundus"].dataset.options()["name"] == "retinamnist"
+    # the shared PneumoniaMNIST is a re-packed copy whose md5 is not the official one: the demo keeps its own data
+    assert tasks["cxr"].dataset.kind == "demo" and tasks["derm"].dataset.kind == "demo"
+    assert {t.dataset.kind for t in api.demo_suite(quick=True, use_medmnist=False).tasks} == {"demo"}

@@ -104,6 +104,11 @@ def demo(
     """Run the demo benchmark end to end on data the project generates (or local MedMNIST files)."""
     try:
         suite = api.demo_suite(quick=quick, output=output, use_medmnist=not generated)
+        sources = ", ".join(
+            f"{t.name}: {t.dataset.options().get('name', 'generated')}" if t.dataset.kind == "medmnist"
+            else f"{t.name}: generated" for t in suite.tasks
+        )
+        console.print(f"demo data ({sources}); MedMNIST files are used when found locally and their md5 verifies")
         _run_and_report(suite, cache_dir)
         _score_and_report(Path(suite.output), suite.reference, n_boot=2_000 if quick else 10_000)
     except CRSBenchError as error:
