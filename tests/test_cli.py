@@ -145,3 +145,9 @@ def test_demo_uses_verified_medmnist_files_when_present(monkeypatch):
     # the shared PneumoniaMNIST is a re-packed copy whose md5 is not the official one: the demo keeps its own data
     assert tasks["cxr"].dataset.kind == "demo" and tasks["derm"].dataset.kind == "demo"
     assert {t.dataset.kind for t in api.demo_suite(quick=True, use_medmnist=False).tasks} == {"demo"}
+
+
+def test_error_text_with_brackets_is_printed_verbatim(tmp_path):
+    missing = tmp_path / "scan[zoo].png"
+    result = CliRunner().invoke(app, ["perturbations", "--preview", str(missing)])
+    assert result.exit_code == 2 and "scan[zoo].png: cannot read image" in result.output.replace("\n", "")

@@ -14,6 +14,7 @@ from rich.table import Table
 from crsbench import __version__, api
 from crsbench.cli_datasets import datasets_app
 from crsbench.cli_encoders import encoders_app
+from crsbench.cli_errors import fail as _fail
 from crsbench.errors import CRSBenchError, DataError
 from crsbench.progress import RichProgress
 
@@ -28,10 +29,6 @@ console = Console(soft_wrap=True)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(encoders_app, name="encoders")
 
-
-def _fail(error: CRSBenchError) -> None:
-    Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
-    raise typer.Exit(error.exit_code)
 
 
 def _summary_rich(frame) -> Table:

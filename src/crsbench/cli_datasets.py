@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from crsbench.cli_errors import fail as _fail
 from crsbench.errors import CRSBenchError, DataError
 
 datasets_app = typer.Typer(
@@ -31,10 +32,6 @@ console = Console(soft_wrap=True)
 # Options only some datasets take: passed when the user gives them, so a wrong one fails by name.
 _ONLY_WHEN_GIVEN = ("csv", "uncertainty")
 
-
-def _fail(error: CRSBenchError) -> None:
-    Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
-    raise typer.Exit(error.exit_code)
 
 
 @datasets_app.callback(invoke_without_command=True)

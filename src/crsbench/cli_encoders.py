@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from crsbench.cli_errors import fail as _fail
 from crsbench.errors import CRSBenchError, EncoderError
 
 encoders_app = typer.Typer(
@@ -26,10 +27,6 @@ def _console(min_width: int) -> Console:
 
 COLUMNS = ("name", "group", "source", "identifier", "revision", "input", "embedding", "status")
 
-
-def _fail(error: CRSBenchError) -> None:
-    Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
-    raise typer.Exit(error.exit_code)
 
 
 def _row(name: str) -> tuple[str, ...]:
