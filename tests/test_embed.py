@@ -96,11 +96,14 @@ def test_cache_key_separates_everything_that_changes_the_vectors(tmp_path):
     assert len(keys) == 4
 
 
-def test_resize_batch_matches_pil_bilinear_closely():
+@pytest.mark.parametrize("resize,pil_filter", [("bilinear-antialias", "BILINEAR"), ("bicubic-antialias", "BICUBIC")])
+def test_resize_batch_matches_pil_closely(resize, pil_filter):
     from PIL import Image
 
     images = np.random.default_rng(0).integers(0, 256, (2, 40, 40, 3), dtype=np.uint8)
-    ours = resize_batch(images, 16).astype(int)
-    pil = np.stack([np.asarray(Image.fromarray(im).resize((16, 16), Image.BILINEAR)) for im in images]).astype(int)
-    assert np.abs(ours - pil).mean() < 1.5
-    assert resize_batch(images, 40) is images
+    ours = resize_batch(images, 16, resize).astype(int)
+    pil = np.stack([np.asarray(Image.fromarray(im).resize((16, 16), getattr(Image, pil_filter))) for im in images])
+    assert np.abs(ours - pil.astype(int)).mean() < 1.5
+    assert resize_batch(images, 40, resize) is images
+    with pytest.raises(ValueError, match="unknown resize"):
+        resize_batch(images, 16, "lanczos")

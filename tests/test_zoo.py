@@ -102,3 +102,11 @@ def test_any_callable_is_an_encoder():
         from crsbench.encoders import registry
 
         registry._FACTORIES.pop("mean-colour")
+
+
+def test_engine_resize_follows_each_card():
+    from crsbench.encoders.zoo import ZOO
+
+    for name, entry in ZOO.items():
+        expected = "bicubic" if "bicubic" in entry.card else "bilinear"
+        assert entry.meta().resize == f"{expected}-antialias", name

@@ -85,21 +85,26 @@ def content_hash(matrix: np.ndarray) -> str:
     return hashlib.sha256(header + np.ascontiguousarray(matrix).tobytes()).hexdigest()[:32]
 
 
-def resize_batch(images: np.ndarray, size: int) -> np.ndarray:
-    """uint8 [b, H, W, 3] -> uint8 [b, size, size, 3]; bilinear with antialiasing, as PIL does."""
+RESIZE_FILTERS = {"bilinear-antialias": "bilinear", "bicubic-antialias": "bicubic"}
+
+
+def resize_batch(images: np.ndarray, size: int, resize: str = "bilinear-antialias") -> np.ndarray:
+    """uint8 [b, H, W, 3] -> uint8 [b, size, size, 3]; antialiased as PIL does, with the encoder's filter."""
     if images.shape[1] == size and images.shape[2] == size:
         return images
     import torch
     import torch.nn.functional as F
 
+    if resize not in RESIZE_FILTERS:
+        raise ValueError(f"unknown resize {resize!r}; known: {', '.join(RESIZE_FILTERS)}")
     x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float()
-    y = F.interpolate(x, size=(size, size), mode="bilinear", antialias=True, align_corners=False)
+    y = F.interpolate(x, size=(size, size), mode=RESIZE_FILTERS[resize], antialias=True, align_corners=False)
     return y.round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
 
 
-def _prepare(condition: ImageCondition, size: int, batch: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+def _prepare(condition: ImageCondition, size: int, resize: str, batch: np.ndarray, ids: Sequence[str]) -> np.ndarray:
     """Condition, then resize; runs inside DataLoader workers, hence module-level (picklable)."""
-    return resize_batch(condition.apply(batch, ids), size)
+    return resize_batch(condition.apply(batch, ids), size, resize)
 
 
 class Embedder:
@@ -129,7 +134,7 @@ class Embedder:
 
         n = len(images)
         chunks = []
-        prepare = partial(_prepare, condition, encoder.meta.input_size)
+        prepare = partial(_prepare, condition, encoder.meta.input_size, encoder.meta.resize)
         with self.progress.task(label, total=n, unit="img") as task:
             for index, batch in iter_batches(images, ids, self.batch_size, num_workers=self.num_workers,
                                              pin_memory=self.pin_memory, prepare=prepare):

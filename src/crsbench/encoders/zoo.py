@@ -7,12 +7,12 @@ encoder is built. Values marked `status="unconfirmed: ..."` could not be checked
 model card when the entry was written; `revision="unconfirmed"` means the hub's default branch is
 used until someone pins a commit (suite option `revision: <sha>`).
 
-Preprocessing. The extraction engine resizes every image to a square `meta.input_size` (bilinear,
-antialiased). Where a card says "resize the shorter side to R, centre-crop C", the entry sets
-`resize_to=R` and `input_size=C`: the engine resizes to R x R and the adapter crops C x C, which is
-exactly the card's pipeline for square images. Two honest differences remain: a non-square image
-is squashed to a square instead of keeping its aspect ratio, and the resize is bilinear-antialias
-even where the card says bicubic (`card` records the card's wording for each entry).
+Preprocessing. The extraction engine resizes every image to a square `meta.input_size` with the
+card's filter (`interpolation`: bilinear or bicubic, antialiased). Where a card says "resize the
+shorter side to R, centre-crop C", the entry sets `resize_to=R` and `input_size=C`: the engine
+resizes to R x R and the adapter crops C x C, which is exactly the card's pipeline for square images.
+One honest difference remains: a non-square image is squashed to a square instead of keeping its
+aspect ratio (`card` records the card's wording for each entry).
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class ZooEntry:
     embed_dim: int
     specialty: str = "none"
     resize_to: int | None = None  # engine's square size before the adapter's centre crop
+    interpolation: str = "bilinear"  # the engine's resize filter, as the card says (always antialiased)
     hub_repo: str | None = None  # where the weight files download from (None: local `weights:` only)
     how_to_get: str = ""  # for weights off the hub
     card: str = ""  # the card's preprocessing, in its words
@@ -82,6 +83,7 @@ class ZooEntry:
             group=self.group,
             specialty=self.specialty,
             embed_dim=self.embed_dim,
+            resize=f"{self.interpolation}-antialias",
             notes=" ".join(part for part in (self.card and f"Card: {self.card}.", self.notes) if part),
             extra=crop,
         )
@@ -138,7 +140,7 @@ def _timm(name, family, group, arch, licence, input_size, resize_to, mean, std, 
     return ZooEntry(
         name=name, family=family, group=group, source="timm", identifier=f"timm/{arch}", revision="unconfirmed",
         licence=licence, input_size=input_size, resize_to=resize_to, mean=mean, std=std, embedding=embedding,
-        embed_dim=embed_dim, hub_repo=f"timm/{arch}",
+        embed_dim=embed_dim, hub_repo=f"timm/{arch}", interpolation=interp,
         card=f"timm pretrained_cfg: resize shorter side {resize_to} {interp} (crop_pct {crop_pct:.3f}), "
         f"centre-crop {input_size}, mean {list(mean)}, std {list(std)}",
         options={"arch": arch}, **kw,
@@ -160,6 +162,7 @@ ENTRIES = (
         licence="apache-2.0", input_size=224, resize_to=256, mean=IMAGENET_MEAN, std=IMAGENET_STD,
         embedding="cls (pooler_output: class token after the final LayerNorm)", embed_dim=768,
         card="BitImageProcessor: resize shortest edge 256 bicubic, centre-crop 224, ImageNet mean/std",
+        interpolation="bicubic",
         options={"kind": "dinov2"},
     ),
     ZooEntry(
@@ -168,6 +171,7 @@ ENTRIES = (
         revision="unconfirmed", licence="mit", input_size=224, mean=OPENAI_MEAN, std=OPENAI_STD,
         embedding="projected (encode_image, before L2 normalisation)", embed_dim=512,
         card="open_clip preprocess: resize shorter side 224 bicubic, centre-crop 224, OpenAI mean/std",
+        interpolation="bicubic",
         options={"model": "ViT-B-16", "config_overrides": {"quick_gelu": True}},
     ),
     ZooEntry(
@@ -176,6 +180,7 @@ ENTRIES = (
         revision="unconfirmed", licence="apache-2.0", input_size=224, mean=HALF, std=HALF,
         embedding="pooled (MAP attention-pool head = SigLIP's image embedding; no separate projection)",
         embed_dim=768, card="SiglipImageProcessor: resize 224x224 bicubic, mean/std 0.5",
+        interpolation="bicubic",
         options={"kind": "siglip"},
     ),
     # --- broad-medical ----------------------------------------------------------------------------
@@ -186,6 +191,7 @@ ENTRIES = (
         licence="mit", input_size=224, mean=OPENAI_MEAN, std=OPENAI_STD,
         embedding="projected (vision tower + projection head, before L2 normalisation)", embed_dim=512,
         card="open_clip_config.json preprocess_cfg: resize shorter side 224 bicubic, centre-crop 224, OpenAI mean/std",
+        interpolation="bicubic",
         status="unconfirmed: preprocess_cfg values not re-read from the repository's open_clip_config.json",
         notes="Only the ViT-B/16 vision tower is built: the PubMedBERT text tower is never downloaded.",
     ),
@@ -216,6 +222,7 @@ ENTRIES = (
         input_size=224, mean=OPENAI_MEAN, std=OPENAI_STD,
         embedding="projected (CLIPVisionModelWithProjection.image_embeds)", embed_dim=512,
         card="CLIPImageProcessor: resize shortest edge 224 bicubic, centre-crop 224, OpenAI mean/std",
+        interpolation="bicubic",
         status="unconfirmed: processor values assumed equal to openai/clip-vit-base-patch32's",
         options={"kind": "clip"},
     ),
@@ -250,6 +257,7 @@ ENTRIES = (
         revision="unconfirmed", licence="cc-by-nc-4.0", input_size=224, resize_to=256, mean=IMAGENET_MEAN,
         std=IMAGENET_STD, embedding="cls (class token after the final norm)", embed_dim=1024,
         card="RETFound eval transform: resize 256 bicubic, centre-crop 224, ImageNet mean/std",
+        interpolation="bicubic",
         status="unconfirmed: file name and eval transform recalled from the RETFound repository, not re-read",
         notes="MAE encoder weights in timm's ViT-L/16; the MAE decoder is dropped. Gated on the hub.",
         options={"arch_library": "timm", "arch": "vit_large_patch16_224", "files": ("RETFound_mae_natureCFP.pth",),
@@ -261,6 +269,7 @@ ENTRIES = (
         input_size=518, mean=(0.5307, 0.5307, 0.5307), std=(0.2583, 0.2583, 0.2583),
         embedding="cls (pooler_output: class token after the final LayerNorm)", embed_dim=768,
         card="BitImageProcessor: resize shortest edge 518 bicubic, centre-crop 518, mean 0.5307, std 0.2583",
+        interpolation="bicubic",
         notes="Licence changed from MSRLA to MIT on the hub (#9); pin a revision to fix the terms you use.",
         options={"kind": "dinov2"},
     ),
@@ -271,6 +280,7 @@ ENTRIES = (
         embedding="projected (CLIP encode_image, before L2 normalisation)", embed_dim=512,
         how_to_get="download the CheXzero checkpoints from the Google Drive link in github.com/rajpurkarlab/CheXzero",
         card="CheXzero: Normalize(101.48761, 83.43944) on 0-255 pixels, resize 224 bicubic",
+        interpolation="bicubic",
         status="unconfirmed: which of the released checkpoints is canonical",
         notes="OpenAI ViT-B/32 CLIP state dict, loaded into open_clip's ViT-B-32 vision tower (QuickGELU).",
         options={"arch_library": "open_clip", "model": "ViT-B-32", "config_overrides": {"quick_gelu": True},
