@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from crsbench.axes import AxisScores
-from crsbench.crs import axis_weight_vector, component_weight_vector, crs_array
+from crsbench.crs import CRSConfig, crs_array
 from crsbench.stats import paired_seed_bootstrap
 
 AXES = ("discrimination", "calibration", "label_efficiency", "robustness")
@@ -43,8 +43,7 @@ def true_crs(means: np.ndarray, n_seeds: int, noisy: np.ndarray) -> np.ndarray:
     return crs_array(
         means.mean(axis=1)[None],
         0,
-        axis_weights=axis_weight_vector(AXES),
-        component_weights=component_weight_vector(),
+        CRSConfig().chain(AXES),
         noise_se=se[None],
     ).crs[0]
 
@@ -76,7 +75,7 @@ def coverage(n_seeds: int, interval: str, noisy_axes: tuple[int, ...]) -> float:
     hits = []
     for repetition in range(REPETITIONS):
         axes = sampled_axes(means, n_seeds, noisy, rng)
-        result = paired_seed_bootstrap(axes, "enc0", n_boot=DRAWS, seed=repetition, interval=interval)
+        result = paired_seed_bootstrap(axes, "enc0", CRSConfig(n_boot=DRAWS, seed=repetition, interval=interval))
         low, high = result.intervals["ci_low"].to_numpy(), result.intervals["ci_high"].to_numpy()
         # 1e-9: an encoder whose CRS is the same in every draw has a zero-width interval that must
         # still count as covering a truth equal to it up to rounding

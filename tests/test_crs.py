@@ -14,6 +14,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from crsbench.crs import (
+    ChainSettings,
+    CRSConfig,
     COMPONENTS,
     balance_array,
     crs_array,
@@ -63,7 +65,7 @@ def settings_for(draw, axes):
 
 
 def score(table, reference, noise=None, **kwargs) -> pd.DataFrame:
-    return crs_scores(table, reference, noise_se=noise, **kwargs)
+    return crs_scores(table, reference, CRSConfig(**kwargs), noise_se=noise)
 
 
 # --------------------------------------------------------------------------- Pareto-consistency
@@ -281,8 +283,7 @@ def test_batched_chain_equals_the_single_table_chain(cohort, copies):
     out = crs_array(
         batch,
         list(table.index).index(reference),
-        axis_weights=np.full(k, 1.0 / k),
-        component_weights=np.full(3, 1.0 / 3),
+        ChainSettings(axis_weights=np.full(k, 1.0 / k), component_weights=np.full(3, 1.0 / 3)),
         noise_se=None if noise is None else noise.to_numpy(),
     ).crs
     np.testing.assert_array_equal(out, np.repeat(single[None], copies, axis=0))
@@ -334,12 +335,12 @@ def test_unknown_reference_is_rejected():
 def test_bad_settings_are_rejected(kwargs, message):
     table = pd.DataFrame({"a": [0.1, 0.2], "b": [0.3, 0.1]}, index=["x", "y"])
     with pytest.raises(ValueError, match=message):
-        crs_scores(table, "x", **kwargs)
+        crs_scores(table, "x", CRSConfig(**kwargs))
 
 
 def test_zero_axis_weight_drops_the_axis_everywhere():
     table = pd.DataFrame({"a": [0.0, 1.0, 2.0], "b": [0.0, -5.0, 3.0]}, index=["r", "x", "y"])
-    dropped = crs_scores(table, "r", axis_weights={"b": 0})
+    dropped = crs_scores(table, "r", CRSConfig(axis_weights={"b": 0}))
     alone = crs_scores(table[["a"]], "r")
     pd.testing.assert_frame_equal(dropped, alone)
 
@@ -347,5 +348,6 @@ def test_zero_axis_weight_drops_the_axis_everywhere():
 def test_weights_left_out_keep_weight_one():
     table = pd.DataFrame({"a": [0.0, 1.0, 2.0], "b": [0.0, -5.0, 3.0]}, index=["r", "x", "y"])
     pd.testing.assert_frame_equal(
-        crs_scores(table, "r", axis_weights={"a": 2.0}), crs_scores(table, "r", axis_weights={"a": 2.0, "b": 1.0})
+        crs_scores(table, "r", CRSConfig(axis_weights={"a": 2.0})),
+        crs_scores(table, "r", CRSConfig(axis_weights={"a": 2.0, "b": 1.0})),
     )

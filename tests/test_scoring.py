@@ -14,10 +14,13 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from crsbench.axes import AXES, aggregate_seeds, compute_axes, per_seed_axes
-from crsbench.crs import axis_weight_vector, component_weight_vector, crs_scores
+from crsbench.axes import AXES, compute_axes, per_seed_axes
+from crsbench.crs import CRSConfig, crs_scores
+from crsbench.records import aggregate_seeds
+from crsbench.report import scores_table as scores_rich_table
+from crsbench.report import write_score_report
 from crsbench.errors import DataError
-from crsbench.scoring import SCORE_COLUMNS, ScoreReport, score_records, scores_rich_table, write_score_report
+from crsbench.scoring import SCORE_COLUMNS, ScoreReport, score_records
 from crsbench.stats import (
     competition_ranks,
     crs_from_counts,
@@ -118,7 +121,7 @@ def records() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def report(records) -> ScoreReport:
-    return score_records(records, reference="resnet50", n_boot=2000, seed=1, n_weight_draws=300)
+    return score_records(records, "resnet50", CRSConfig(n_boot=2000, seed=1, n_weight_draws=300))
 
 
 # --------------------------------------------------------------------------- axes: hand-worked values
@@ -283,8 +286,7 @@ def test_vectorised_bootstrap_equals_a_per_draw_loop(records):
         axes.task_mask,
         counts,
         axes.encoders.index("resnet50"),
-        axis_weights=axis_weight_vector(axes.axes),
-        component_weights=component_weight_vector(),
+        CRSConfig().chain(axes.axes),
         chunk_size=7,
     )
     np.testing.assert_allclose(fast, per_draw_loop(axes, counts, "resnet50"), rtol=0, atol=1e-10)
@@ -292,28 +294,28 @@ def test_vectorised_bootstrap_equals_a_per_draw_loop(records):
 
 def test_bootstrap_outputs_are_consistent(records):
     axes = compute_axes(records)
-    boot = paired_seed_bootstrap(axes, "resnet50", n_boot=500, seed=0)
+    boot = paired_seed_bootstrap(axes, "resnet50", CRSConfig(n_boot=500, seed=0))
     np.testing.assert_allclose(boot.rank_distribution.sum(axis=1), 1.0)
     assert boot.top in boot.leading_tier
     assert boot.intervals.loc["resnet50", "ci_low"] <= boot.intervals.loc["resnet50", "ci_high"]
     both = boot.pairwise + boot.pairwise.T
     assert (both.to_numpy()[~np.eye(4, dtype=bool)] <= 1 + 1e-12).all()
-    again = paired_seed_bootstrap(axes, "resnet50", n_boot=500, seed=0)
+    again = paired_seed_bootstrap(axes, "resnet50", CRSConfig(n_boot=500, seed=0))
     np.testing.assert_array_equal(boot.draws, again.draws)
 
 
 def test_case_resampling_says_it_is_unavailable(records):
     with pytest.raises(DataError, match="per-case predictions"):
-        paired_seed_bootstrap(compute_axes(records), "resnet50", n_boot=10, resample_cases=True)
+        paired_seed_bootstrap(compute_axes(records), "resnet50", CRSConfig(n_boot=10, resample_cases=True))
 
 
 def test_weight_sensitivity_keeps_a_dominating_encoder_on_top():
     table = pd.DataFrame({"a": [0.0, 1.0, 0.5, -0.2], "b": [0.0, 2.0, -1.0, 0.4]}, index=["r", "best", "x", "y"])
-    result = weight_sensitivity(table, "r", n_draws=400, seed=0)
+    result = weight_sensitivity(table, "r", CRSConfig(n_weight_draws=400, seed=0))
     assert result.loc["best", "p_top"] == 1.0
     assert result["p_top"].sum() >= 1.0
     assert (result["rank_p05"] <= result["rank_p95"]).all()
-    pd.testing.assert_frame_equal(result, weight_sensitivity(table, "r", n_draws=400, seed=0))
+    pd.testing.assert_frame_equal(result, weight_sensitivity(table, "r", CRSConfig(n_weight_draws=400, seed=0)))
 
 
 # --------------------------------------------------------------------------- score_records
@@ -339,7 +341,7 @@ def test_point_scores_match_the_crs_on_the_axis_table(report):
 
 def test_records_without_perturbation_or_shift_rows_score_on_three_axes(records):
     clean_only = records[records["condition_kind"] == "clean"]
-    report = score_records(clean_only, reference="resnet50", n_boot=300, n_weight_draws=50)
+    report = score_records(clean_only, "resnet50", CRSConfig(n_boot=300, n_weight_draws=50))
     assert report.axes_used == ("discrimination", "calibration", "label_efficiency")
     assert report.axes_missing == {"robustness": "no perturbation or shift records"}
     assert report.scores["robustness"].isna().all()
@@ -353,30 +355,30 @@ def test_records_without_perturbation_or_shift_rows_score_on_three_axes(records)
 
 def test_axis_weight_for_a_missing_axis_is_ignored_with_a_note(records):
     clean_only = records[records["condition_kind"] == "clean"]
-    report = score_records(clean_only, "resnet50", axis_weights={"robustness": 5.0}, n_boot=50, n_weight_draws=0)
+    report = score_records(clean_only, "resnet50", CRSConfig(axis_weights={"robustness": 5.0}, n_boot=50, n_weight_draws=0))
     assert any("ignored" in note for note in report.notes)
     with pytest.raises(ValueError, match="unknown axis weight"):
-        score_records(clean_only, "resnet50", axis_weights={"speed": 1.0}, n_boot=10)
+        score_records(clean_only, "resnet50", CRSConfig(axis_weights={"speed": 1.0}, n_boot=10))
 
 
 def test_default_reference_is_the_first_encoder_alphabetically(records):
-    report = score_records(records, n_boot=20, n_weight_draws=0)
+    report = score_records(records, None, CRSConfig(n_boot=20, n_weight_draws=0))
     assert report.reference == "biomedclip"
     assert any("first encoder alphabetically" in note for note in report.notes)
     with pytest.raises(ValueError, match="not in the records' cohort"):
-        score_records(records, reference="nope", n_boot=10)
+        score_records(records, "nope", CRSConfig(n_boot=10))
 
 
 def test_same_seed_same_report_and_reference_changes_scores(records):
-    first = score_records(records, "resnet50", n_boot=200, seed=5, n_weight_draws=20)
-    again = score_records(records, "resnet50", n_boot=200, seed=5, n_weight_draws=20)
+    first = score_records(records, "resnet50", CRSConfig(n_boot=200, seed=5, n_weight_draws=20))
+    again = score_records(records, "resnet50", CRSConfig(n_boot=200, seed=5, n_weight_draws=20))
     pd.testing.assert_frame_equal(first.scores, again.scores)
-    other = score_records(records, "dinov2", n_boot=200, seed=5, n_weight_draws=20)
+    other = score_records(records, "dinov2", CRSConfig(n_boot=200, seed=5, n_weight_draws=20))
     assert other.scores.loc["dinov2", "balance"] == 0
 
 
 def test_skipping_the_bootstrap_leaves_intervals_and_tier_unknown(records):
-    report = score_records(records, "resnet50", n_boot=0, n_weight_draws=0)
+    report = score_records(records, "resnet50", CRSConfig(n_boot=0, n_weight_draws=0))
     assert report.scores["ci_low"].isna().all()
     assert report.scores["in_leading_tier"].isna().all()
     assert report.leading_tier == ()
@@ -384,13 +386,13 @@ def test_skipping_the_bootstrap_leaves_intervals_and_tier_unknown(records):
 
 def test_case_resampling_request_is_refused_honestly(records):
     with pytest.raises(DataError, match="aggregate"):
-        score_records(records, "resnet50", n_boot=10, resample_cases=True)
+        score_records(records, "resnet50", CRSConfig(n_boot=10, resample_cases=True))
 
 
 def test_few_seeds_are_flagged(records):
-    report = score_records(records, "resnet50", n_boot=20, n_weight_draws=0)
+    report = score_records(records, "resnet50", CRSConfig(n_boot=20, n_weight_draws=0))
     assert any("approximate" in note for note in report.notes)
-    single = score_records(records[records["seed"] == 0], "resnet50", n_boot=20, n_weight_draws=0)
+    single = score_records(records[records["seed"] == 0], "resnet50", CRSConfig(n_boot=20, n_weight_draws=0))
     assert any("zero width" in note for note in single.notes)
     assert (single.scores["ci_low"] == single.scores["ci_high"]).all()
 
@@ -418,7 +420,7 @@ def test_write_score_report_round_trips(report, tmp_path):
 
 def test_write_score_report_handles_missing_axes_and_no_bootstrap(records, tmp_path):
     clean_only = records[records["condition_kind"] == "clean"]
-    report = score_records(clean_only, "resnet50", n_boot=0, n_weight_draws=0)
+    report = score_records(clean_only, "resnet50", CRSConfig(n_boot=0, n_weight_draws=0))
     written = write_score_report(report, tmp_path)
     rows = json.loads(written["scores.json"].read_text())
     assert rows[0]["robustness"] is None and rows[0]["in_leading_tier"] is None

@@ -2,7 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.store import RECORD_FIELDS, ResultsStore, export, load_records, seed_aggregate
+from crsbench.records import RECORD_FIELDS, aggregate_seeds
+from crsbench.report import export_records as export
+from crsbench.store import ResultsStore, load_records
 from crsbench.errors import DataError
 
 
@@ -36,11 +38,11 @@ def test_record_missing_a_field_is_rejected(tmp_path):
             store.add(record)
 
 
-def test_seed_aggregate_matches_pandas(tmp_path):
+def test_aggregate_seeds_matches_pandas(tmp_path):
     rng = np.random.default_rng(0)
     records = pd.DataFrame([make_record(seed=s, fraction=f, encoder=e, auroc=rng.random())
                             for e in ("a", "b") for f in (0.1, 1.0) for s in range(5)])
-    table = seed_aggregate(records)
+    table = aggregate_seeds(records)
     assert len(table) == 4 and set(table.n_seeds) == {5}
     for _, row in table.iterrows():
         group = records[(records.encoder == row.encoder) & (records.fraction == row.fraction)]

@@ -9,10 +9,14 @@ from typing import Any
 
 import pandas as pd
 
+from crsbench import records as record_schema
+from crsbench.crs import CRSConfig
 from crsbench.progress import Progress
 from crsbench.runner import RunSummary, SuiteRun
-from crsbench.store import export, load_records, seed_aggregate
+from crsbench.store import load_records
 from crsbench.suite import Suite, load_suite, parse_suite
+
+BUILTIN_SUITES: tuple[str, ...] = ("demo", "demo-quick", "crs-bench")
 
 # Each generated demo task is replaced by its MedMNIST counterpart when that file is already on disk.
 MEDMNIST_FOR_DEMO = {"derm": "dermamnist", "fundus": "retinamnist", "cxr": "pneumoniamnist"}
@@ -20,6 +24,19 @@ MEDMNIST_FOR_DEMO = {"derm": "dermamnist", "fundus": "retinamnist", "cxr": "pneu
 
 def builtin_suite_path(name: str) -> Path:
     return Path(str(resources.files("crsbench") / "suites" / f"{name}.yaml"))
+
+
+def suite_path(suite: str | Path) -> Path:
+    """A suite file, or a built-in suite by name (a file of that name wins): the one resolver of
+    every command that takes a suite."""
+    path = Path(suite)
+    if not path.exists() and str(suite) in BUILTIN_SUITES:
+        return builtin_suite_path(str(suite))
+    return path
+
+
+def open_suite(suite: Suite | str | Path) -> Suite:
+    return suite if isinstance(suite, Suite) else load_suite(suite_path(suite))
 
 
 def _local_medmnist(name: str) -> Path | None:
@@ -52,35 +69,33 @@ def demo_suite(quick: bool = False, output: str | Path | None = None, use_medmni
 
 
 def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None) -> RunSummary:
-    if not isinstance(suite, Suite):
-        suite = load_suite(suite)
-    return SuiteRun(suite, progress=progress, cache_dir=cache_dir).run()
+    return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir).run()
 
 
-def records(results: str | Path) -> pd.DataFrame:
-    return load_records(results)
-
-
-def aggregate(results: str | Path | pd.DataFrame) -> pd.DataFrame:
-    frame = results if isinstance(results, pd.DataFrame) else load_records(results)
-    return seed_aggregate(frame)
-
-
-def export_results(results: str | Path, out_dir: str | Path | None = None, formats=("parquet", "csv")) -> list[Path]:
+def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:
+    """The run records of a results folder (one suite's, with `suite_hash`)."""
     frame = load_records(results)
-    target = Path(out_dir) if out_dir else (Path(results) if Path(results).is_dir() else Path(results).parent)
-    return export(frame, target, formats)
+    return record_schema.select_suite(frame, suite_hash) if suite_hash else frame
 
 
-def summary_table(results: str | Path | pd.DataFrame) -> pd.DataFrame:
-    """Per encoder: clean-test AUROC and ECE per task at full labels, mean and std over seeds."""
+def aggregate(results: str | Path | pd.DataFrame, suite_hash: str | None = None) -> pd.DataFrame:
+    """Mean, std and n over seeds (records.aggregate_seeds); records of several grids are refused."""
     frame = results if isinstance(results, pd.DataFrame) else load_records(results)
-    full = frame[(frame["fraction"] == 1.0) & (frame["condition_kind"] == "clean")]
-    grouped = full.groupby(["encoder", "task"])
-    table = grouped[["auroc", "ece"]].agg(["mean", "std"])
-    table.columns = [f"{metric}_{stat}" for metric, stat in table.columns]
-    table["n_seeds"] = grouped["seed"].nunique()
-    return table.reset_index()
+    return record_schema.aggregate_seeds(frame, suite_hash)
+
+
+def export_results(
+    results: str | Path, out_dir: str | Path | None = None, formats=("parquet", "csv"), suite_hash: str | None = None
+) -> list[Path]:
+    from crsbench.report import export_records
+
+    target = Path(out_dir) if out_dir else (Path(results) if Path(results).is_dir() else Path(results).parent)
+    return export_records(load_records(results), target, formats, suite_hash)
+
+
+def summary_table(results: str | Path | pd.DataFrame, suite_hash: str | None = None) -> pd.DataFrame:
+    """The seed aggregate at clean test and 100% labels: what `crsbench results` shows."""
+    return record_schema.clean_full_label(aggregate(results, suite_hash))
 
 
 def suite_reference(results: str | Path) -> str | None:
@@ -102,16 +117,26 @@ def suite_reference(results: str | Path) -> str | None:
     return None
 
 
-def score(results: str | Path, reference: str | None = None, n_boot: int = 10_000, seed: int = 0, **options):
-    """The CRS report of a results folder (see `crsbench.scoring.score_records` for the options)."""
+def score(
+    results: str | Path,
+    reference: str | None = None,
+    config: CRSConfig | None = None,
+    *,
+    suite_hash: str | None = None,
+    **settings,
+):
+    """The CRS report of a results folder. `config` is a crs.CRSConfig; CRSConfig fields may also be
+    given by name (`n_boot=2000`), and are validated into one."""
     from crsbench.scoring import score_records
 
-    frame = load_records(results)
-    return score_records(frame, reference=reference or suite_reference(results), n_boot=n_boot, seed=seed, **options)
+    if config is not None and settings:
+        raise ValueError(f"give either config or settings by name, not both ({sorted(settings)})")
+    config = config or CRSConfig(**settings)
+    return score_records(records(results, suite_hash), reference or suite_reference(results), config)
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:
-    from crsbench.scoring import write_score_report
+    from crsbench.report import write_score_report
 
     base = Path(results) if Path(results).is_dir() else Path(results).parent
     return write_score_report(report, Path(out_dir) if out_dir else base / "scores")

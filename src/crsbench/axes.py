@@ -1,4 +1,4 @@
-"""The four reliability axes, computed from run records (docs/records.md), and seed aggregation.
+"""The four reliability axes, computed from run records (docs/records.md).
 
 Records in, tables out. Every axis is first computed per (encoder, task, seed), so that the paired
 seed bootstrap can resample seeds; then averaged over seeds; then over tasks. An axis without the
@@ -12,31 +12,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from crsbench.records import AGGREGATE_KEY, EVALUATION_KEY, METRIC_FIELDS, REQUIRED_COLUMNS, normalise_keys
+
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
 
-# Numeric metrics of a run record that seed aggregation summarises.
-METRICS: tuple[str, ...] = (
-    "auroc",
-    "balanced_accuracy",
-    "kappa_quadratic",
-    "ece",
-    "ece_adaptive",
-    "ece_classwise",
-    "brier",
-    "nll",
-)
-
-RECORD_KEY: tuple[str, ...] = (
-    "encoder",
-    "task",
-    "seed",
-    "fraction",
-    "condition_kind",
-    "condition",
-    "severity",
-)
-AGGREGATE_KEY: tuple[str, ...] = tuple(c for c in RECORD_KEY if c != "seed")
-REQUIRED_COLUMNS: tuple[str, ...] = RECORD_KEY + ("auroc", "ece", "brier", "nll")
+# Derived from RunRecord; kept here under the names axes has always exported.
+METRICS: tuple[str, ...] = METRIC_FIELDS
+RECORD_KEY: tuple[str, ...] = EVALUATION_KEY
 
 MISSING_REASONS: dict[str, str] = {
     "discrimination": "no clean records at fraction 1.0",
@@ -44,9 +26,6 @@ MISSING_REASONS: dict[str, str] = {
     "label_efficiency": "no clean records below fraction 1.0",
     "robustness": "no perturbation or shift records",
 }
-
-# Fractions are stored as reals; rounding makes 0.1 written by two processes the same key.
-_FRACTION_DECIMALS = 9
 
 
 @dataclass(frozen=True)
@@ -71,61 +50,9 @@ class AxisScores:
     notes: tuple[str, ...] = ()
 
 
-# --------------------------------------------------------------------------- validation
-
-
 def normalise_records(records: pd.DataFrame) -> pd.DataFrame:
-    """Check the columns the axes need, coerce their types, reject duplicate evaluations."""
-    if not isinstance(records, pd.DataFrame):
-        raise TypeError(f"records must be a pandas DataFrame, got {type(records).__name__}")
-    missing = [c for c in REQUIRED_COLUMNS if c not in records.columns]
-    if missing:
-        raise ValueError(f"records lack required column(s) {missing} (see docs/records.md)")
-    if records.empty:
-        raise ValueError("records table is empty: nothing to score")
-    out = records.copy()
-    out["encoder"] = out["encoder"].astype(str)
-    out["task"] = out["task"].astype(str)
-    out["condition_kind"] = out["condition_kind"].astype(str)
-    out["condition"] = out["condition"].astype(str)
-    out["seed"] = pd.to_numeric(out["seed"]).astype(np.int64)
-    out["severity"] = pd.to_numeric(out["severity"]).astype(np.int64)
-    out["fraction"] = pd.to_numeric(out["fraction"]).astype(float).round(_FRACTION_DECIMALS)
-    for metric in METRICS:
-        if metric in out.columns:
-            out[metric] = pd.to_numeric(out[metric], errors="coerce").astype(float)
-    unknown = sorted(set(out["condition_kind"]) - {"clean", "perturbation", "shift"})
-    if unknown:
-        raise ValueError(f"unknown condition_kind value(s) {unknown}; expected clean, perturbation or shift")
-    duplicated = out.duplicated(list(RECORD_KEY), keep=False)
-    if duplicated.any():
-        first = out.loc[duplicated, list(RECORD_KEY)].iloc[0].to_dict()
-        raise ValueError(
-            f"{int(duplicated.sum())} records share an evaluation key, e.g. {first}; "
-            "filter the records to one suite and encoder revision (suite_hash, encoder_revision) first"
-        )
-    return out
-
-
-# --------------------------------------------------------------------------- seed aggregation
-
-
-def aggregate_seeds(records: pd.DataFrame) -> pd.DataFrame:
-    """One row per (encoder, task, fraction, condition_kind, condition, severity).
-
-    For each metric m present: `m_mean`, `m_std` (sample std, ddof=1; NaN with one seed) and `m_n`
-    (seeds with a non-null value). `n_seeds` counts the records in the group.
-    """
-    rec = normalise_records(records)
-    metrics = [m for m in METRICS if m in rec.columns]
-    grouped = rec.groupby(list(AGGREGATE_KEY), sort=True, dropna=False)
-    out = grouped.size().rename("n_seeds").to_frame()
-    for metric in metrics:
-        stats = grouped[metric].agg(["mean", "std", "count"])
-        out[f"{metric}_mean"] = stats["mean"]
-        out[f"{metric}_std"] = stats["std"]
-        out[f"{metric}_n"] = stats["count"].astype(np.int64)
-    return out.reset_index()
+    """Check the columns the axes need, coerce their types, reject records of several grids."""
+    return normalise_keys(records)
 
 
 # --------------------------------------------------------------------------- per-seed axes

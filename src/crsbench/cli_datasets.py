@@ -18,8 +18,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from crsbench.cli_errors import fail as _fail
-from crsbench.errors import CRSBenchError, DataError
+from crsbench.cli_errors import handled
+from crsbench.errors import DataError
 
 datasets_app = typer.Typer(
     help="The published benchmark's datasets: list them, or check a downloaded copy.",
@@ -35,6 +35,7 @@ _ONLY_WHEN_GIVEN = ("csv", "uncertainty")
 
 
 @datasets_app.callback(invoke_without_command=True)
+@handled
 def list_datasets(context: typer.Context) -> None:
     """List the known datasets (the published benchmark's four, then the other dataset kinds)."""
     if context.invoked_subcommand is not None:
@@ -54,6 +55,7 @@ def list_datasets(context: typer.Context) -> None:
 
 
 @datasets_app.command()
+@handled
 def check(
     root: Path = typer.Argument(..., help="The dataset folder, as downloaded and unzipped."),
     dataset: str = typer.Option(..., "--dataset", "-d", help="Which dataset: isic2019, aptos2019, chexpert, mimic_cxr."),
@@ -65,13 +67,10 @@ def check(
     resplit: bool = typer.Option(False, "--resplit", help="Draw and write new splits (after a source change)."),
 ) -> None:
     """Validate a downloaded copy: read it as published, print counts per class and split."""
-    try:
-        built = _build(dataset, root, csv, uncertainty, missing, images, resplit)
-        _report(built)
-        if decode:
-            _check_decoding(built)
-    except CRSBenchError as error:
-        _fail(error)
+    built = _build(dataset, root, csv, uncertainty, missing, images, resplit)
+    _report(built)
+    if decode:
+        _check_decoding(built)
 
 
 def _build(kind: str, root: Path, csv, uncertainty, missing: str, images: bool, resplit: bool):

@@ -9,9 +9,10 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from crsbench.cli_errors import fail as _fail
-from crsbench.errors import CRSBenchError, EncoderError
+from crsbench.cli_errors import handled
+from crsbench.errors import EncoderError
 
 encoders_app = typer.Typer(
     help="List the encoder registry, or show one encoder's entry.",
@@ -47,42 +48,38 @@ def registry_table() -> Table:
     for column in COLUMNS:
         table.add_column(column, overflow="fold")
     for name in encoder_names():
-        table.add_row(*_row(name))
+        table.add_row(*(Text(str(cell)) for cell in _row(name)))
     return table
 
 
 @encoders_app.callback()
+@handled
 def list_encoders(ctx: typer.Context) -> None:
     """Without a sub-command: the registry as a table."""
     if ctx.invoked_subcommand is not None:
         return
-    try:
-        _console(170).print(registry_table())
-    except CRSBenchError as error:
-        _fail(error)
+    _console(170).print(registry_table())
 
 
 @encoders_app.command("show")
+@handled
 def show(name: str = typer.Argument(..., help="an encoder name from `crsbench encoders`")) -> None:
     """Every field of one encoder's entry."""
     from crsbench.encoders.registry import encoder_names
     from crsbench.encoders.zoo import ZOO, describe
 
-    try:
-        if name not in encoder_names():
-            raise EncoderError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}")
-        fields = describe(name).as_dict()
-        entry = ZOO.get(name)
-        if entry is not None:
-            fields.update(
-                status=entry.status, weights_from=entry.hub_repo or f"local only: {entry.how_to_get}",
-                adapter_options=entry.options,
-            )
-    except CRSBenchError as error:
-        _fail(error)
+    if name not in encoder_names():
+        raise EncoderError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}")
+    fields = describe(name).as_dict()
+    entry = ZOO.get(name)
+    if entry is not None:
+        fields.update(
+            status=entry.status, weights_from=entry.hub_repo or f"local only: {entry.how_to_get}",
+            adapter_options=entry.options,
+        )
     table = Table(title=name, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
     for key, value in fields.items():
-        table.add_row(key, str(value))
+        table.add_row(key, Text(str(value)))
     _console(120).print(table)

@@ -20,15 +20,86 @@ reuse exactly this code; the DataFrame functions are the B = 1 case.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal, Optional
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 COMPONENTS: tuple[str, ...] = ("dominance", "balance", "worst_axis")
 DEFAULT_TAU = 1.0
 DEFAULT_NOISE_FLOOR = 1.0
+DEFAULT_N_BOOT = 10_000
+DEFAULT_LEVEL = 0.95
+INTERVAL_METHODS: tuple[str, ...] = ("percentile", "expanded")
+DEFAULT_INTERVAL = "expanded"
+
+
+class CRSConfig(BaseModel):
+    """Every setting of the CRS and its statistics, validated once, taken whole by every scoring function.
+
+    Weights are mappings by name; names left out keep weight 1; all are normalised. n_boot=0 skips
+    the bootstrap, n_weight_draws=0 the weight sensitivity. `seed` drives both.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    component_weights: Optional[dict[str, float]] = Field(None, description="dominance, balance, worst_axis weights")
+    axis_weights: Optional[dict[str, float]] = Field(None, description="weights by axis name")
+    tau: float = Field(DEFAULT_TAU, gt=0, allow_inf_nan=False, description="soft-minimum temperature of balance")
+    noise_floor: float = Field(DEFAULT_NOISE_FLOOR, ge=0, allow_inf_nan=False, description="spread floor in seed SEs")
+    n_boot: int = Field(DEFAULT_N_BOOT, ge=0, description="paired-seed bootstrap draws")
+    seed: int = Field(0, description="seed of the bootstrap and of the weight draws")
+    level: float = Field(DEFAULT_LEVEL, gt=0, lt=1, description="interval level")
+    interval: Literal["percentile", "expanded"] = Field(DEFAULT_INTERVAL, description="bootstrap interval method")
+    n_weight_draws: int = Field(1000, ge=0, description="Dirichlet weight draws of the sensitivity analysis")
+    weight_concentration: float = Field(1.0, gt=0, allow_inf_nan=False, description="Dirichlet concentration")
+    resample_cases: bool = Field(False, description="hierarchical case resampling (unavailable: raises)")
+
+    @field_validator("component_weights")
+    @classmethod
+    def _components(cls, weights: Optional[dict[str, float]]) -> Optional[dict[str, float]]:
+        component_weight_vector(weights)
+        return weights
+
+    @field_validator("axis_weights")
+    @classmethod
+    def _axes(cls, weights: Optional[dict[str, float]]) -> Optional[dict[str, float]]:
+        for name, weight in (weights or {}).items():
+            if not (math.isfinite(weight) and weight >= 0):
+                raise ValueError(f"axis weight for {name!r} is {weight}: weights must be finite and >= 0")
+        return weights
+
+    def chain(self, axes: Sequence[str]) -> "ChainSettings":
+        """The validated, normalised arrays the array core takes, for these axes (in this order)."""
+        return ChainSettings(
+            axis_weights=axis_weight_vector(list(axes), self.axis_weights),
+            component_weights=component_weight_vector(self.component_weights),
+            tau=self.tau,
+            noise_floor=self.noise_floor,
+        )
+
+
+@dataclass(frozen=True)
+class ChainSettings:
+    """A CRSConfig resolved for one axis list: weight vectors (A,) and (3,), or batched (B, A), (B, 3)."""
+
+    axis_weights: np.ndarray
+    component_weights: np.ndarray
+    tau: float = DEFAULT_TAU
+    noise_floor: float = DEFAULT_NOISE_FLOOR
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.tau) and self.tau > 0):
+            raise ValueError(f"tau is {self.tau}: the soft-minimum temperature must be finite and > 0")
+        if not (np.isfinite(self.noise_floor) and self.noise_floor >= 0):
+            raise ValueError(f"noise_floor is {self.noise_floor}: must be finite and >= 0")
+
+
+DEFAULT_CONFIG = CRSConfig()
 
 
 # --------------------------------------------------------------------------- validation
@@ -200,39 +271,26 @@ class CRSArrays:
     spread: np.ndarray
 
 
-def crs_array(
-    values: np.ndarray,
-    ref: int,
-    *,
-    axis_weights: np.ndarray,
-    component_weights: np.ndarray,
-    tau: float = DEFAULT_TAU,
-    noise_se: np.ndarray | None = None,
-    noise_floor: float = DEFAULT_NOISE_FLOOR,
-) -> CRSArrays:
+def crs_array(values: np.ndarray, ref: int, chain: ChainSettings, noise_se: np.ndarray | None = None) -> CRSArrays:
     """The whole CRS chain on axis values (B, E, A).
 
-    `axis_weights` is (A,) or (B, A), `component_weights` (3,) or (B, 3), both already validated and
-    normalised; `noise_se` is (A,) or (B, A) or None (no noise floor).
+    `chain` holds the normalised weights ((A,) or (B, A) axis weights, (3,) or (B, 3) component
+    weights), tau and the noise floor; `noise_se` is (A,) or (B, A) or None (no noise floor).
     """
     values = np.asarray(values, dtype=float)
     if values.ndim != 3:
         raise ValueError(f"values must have shape (draws, encoders, axes), got {values.shape}")
     if not 0 <= ref < values.shape[1]:
         raise ValueError(f"reference index {ref} outside 0..{values.shape[1] - 1}")
-    if not (np.isfinite(tau) and tau > 0):
-        raise ValueError(f"tau is {tau}: the soft-minimum temperature must be finite and > 0")
-    if not (np.isfinite(noise_floor) and noise_floor >= 0):
-        raise ValueError(f"noise_floor is {noise_floor}: must be finite and >= 0")
     batch = values.shape[0]
-    mask = _axis_mask(axis_weights, batch)
+    mask = _axis_mask(chain.axis_weights, batch)
     relative = relative_profile_array(values, ref)
-    spread = axis_spread_array(relative, ref, noise_se, noise_floor)
+    spread = axis_spread_array(relative, ref, noise_se, chain.noise_floor)
     scaled = scaled_profile_array(relative, spread)
     dominance = dominance_array(values, mask)
-    balance = balance_array(scaled, np.broadcast_to(axis_weights, (batch, values.shape[2])), tau)
+    balance = balance_array(scaled, np.broadcast_to(chain.axis_weights, (batch, values.shape[2])), chain.tau)
     worst = worst_axis_array(scaled, mask)
-    c = np.broadcast_to(np.asarray(component_weights, dtype=float), (batch, 3))
+    c = np.broadcast_to(np.asarray(chain.component_weights, dtype=float), (batch, 3))
     crs = c[:, 0:1] * dominance + c[:, 1:2] * balance + c[:, 2:3] * worst
     return CRSArrays(crs, dominance, balance, worst, relative, scaled, spread)
 
@@ -267,28 +325,17 @@ def relative_profile(table: pd.DataFrame, reference: str) -> pd.DataFrame:
 def crs_scores(
     table: pd.DataFrame,
     reference: str,
+    config: CRSConfig = DEFAULT_CONFIG,
     *,
-    component_weights: Mapping[str, float] | None = None,
-    axis_weights: Mapping[str, float] | None = None,
-    tau: float = DEFAULT_TAU,
     noise_se: Mapping[str, float] | pd.Series | None = None,
-    noise_floor: float = DEFAULT_NOISE_FLOOR,
 ) -> pd.DataFrame:
     """Scores per encoder: dominance, balance, worst_axis, crs (index as in `table`).
 
     `table` has one row per encoder and one column per axis (larger is better). `noise_se` is the
     per-axis standard error of an encoder's axis mean (axes.seed_standard_error); None means no
-    noise floor. Weights are mappings by name; names left out keep weight 1; all are normalised.
+    noise floor. The weights, tau and noise floor come from `config`.
     """
-    result = crs_arrays(
-        table,
-        reference,
-        component_weights=component_weights,
-        axis_weights=axis_weights,
-        tau=tau,
-        noise_se=noise_se,
-        noise_floor=noise_floor,
-    )
+    result = crs_arrays(table, reference, config, noise_se=noise_se)
     return pd.DataFrame(
         {
             "dominance": result.dominance[0],
@@ -303,40 +350,29 @@ def crs_scores(
 def crs_arrays(
     table: pd.DataFrame,
     reference: str,
+    config: CRSConfig = DEFAULT_CONFIG,
     *,
-    component_weights: Mapping[str, float] | None = None,
-    axis_weights: Mapping[str, float] | None = None,
-    tau: float = DEFAULT_TAU,
     noise_se: Mapping[str, float] | pd.Series | None = None,
-    noise_floor: float = DEFAULT_NOISE_FLOOR,
 ) -> CRSArrays:
     """`crs_scores` with every intermediate kept (B = 1), for reports that show r, u and spread."""
     validate_axis_table(table)
     ref = reference_index(table.index, reference)
     axes = list(table.columns)
-    return crs_array(
-        _as_batch(table),
-        ref,
-        axis_weights=axis_weight_vector(axes, axis_weights),
-        component_weights=component_weight_vector(component_weights),
-        tau=tau,
-        noise_se=_noise_vector(axes, noise_se),
-        noise_floor=noise_floor,
-    )
+    return crs_array(_as_batch(table), ref, config.chain(axes), _noise_vector(axes, noise_se))
 
 
 def scaled_profile(
     table: pd.DataFrame,
     reference: str,
+    config: CRSConfig = DEFAULT_CONFIG,
     *,
     noise_se: Mapping[str, float] | pd.Series | None = None,
-    noise_floor: float = DEFAULT_NOISE_FLOOR,
 ) -> tuple[pd.DataFrame, pd.Series]:
     """(u per encoder and axis, spread per axis)."""
     validate_axis_table(table)
     ref = reference_index(table.index, reference)
     relative = relative_profile_array(_as_batch(table), ref)
-    spread = axis_spread_array(relative, ref, _noise_vector(list(table.columns), noise_se), noise_floor)
+    spread = axis_spread_array(relative, ref, _noise_vector(list(table.columns), noise_se), config.noise_floor)
     scaled = scaled_profile_array(relative, spread)
     return (
         pd.DataFrame(scaled[0], index=table.index, columns=table.columns),

@@ -220,6 +220,7 @@ class SuiteRun:
             "task_type": dataset.meta.task_type,
             "seed": unit.seed,
             "fraction": unit.fraction,
+            "probe_fingerprint": self.probe_config.fingerprint(),
             "crsbench_version": __version__,
             "created_at": _now(),
         }

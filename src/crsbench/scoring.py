@@ -1,40 +1,35 @@
 """Records in, a complete CRS report out: the one entry point the CLI and the Python API call.
 
-    report = score_records(records)              # axes, CRS, bootstrap, rank agreement, sensitivity
-    write_score_report(report, "out/scores")     # CSV + Parquet (+ JSON for scores) + summary.json
-    rich.print(scores_rich_table(report))        # the terminal view
+    report = score_records(records, "resnet50", CRSConfig(n_boot=2000))   # axes, CRS, bootstrap, ...
+    crsbench.report.write_score_report(report, "out/scores")            # CSV + Parquet + JSON
+    rich.print(crsbench.report.scores_table(report))                     # the terminal view
+
+`score_records` is a composition of small stages; each returns (result, notes), and the notes are
+kept in stage order.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from crsbench.axes import AXES, aggregate_seeds, compute_axes, seed_standard_error
-from crsbench.crs import (
-    COMPONENTS,
-    DEFAULT_NOISE_FLOOR,
-    DEFAULT_TAU,
-    axis_weight_vector,
-    component_weight_vector,
-    crs_arrays,
-)
+from crsbench.axes import AXES, AxisScores, compute_axes, seed_standard_error
+from crsbench.crs import COMPONENTS, DEFAULT_CONFIG, CRSArrays, CRSConfig, crs_arrays
+from crsbench.records import aggregate_seeds
 from crsbench.stats import (
-    DEFAULT_INTERVAL,
-    DEFAULT_LEVEL,
-    DEFAULT_N_BOOT,
+    CASE_RESAMPLING_UNAVAILABLE,
+    BootstrapResult,
     competition_ranks,
     paired_seed_bootstrap,
     rank_agreement,
     weight_sensitivity,
 )
+from crsbench.errors import DataError
+
+Notes = list[str]
 
 SCORE_COLUMNS: tuple[str, ...] = (
     *AXES,
@@ -109,7 +104,7 @@ class ScoreReport:
         }
 
 
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- stages
 
 
 def default_reference(encoders: list[str]) -> str:
@@ -117,185 +112,197 @@ def default_reference(encoders: list[str]) -> str:
     return sorted(encoders)[0]
 
 
-def _usable_axis_weights(
-    axis_weights: Mapping[str, float] | None, used: tuple[str, ...], notes: list[str]
-) -> dict[str, float] | None:
-    if axis_weights is None:
-        return None
-    unknown = sorted(set(axis_weights) - set(AXES))
-    if unknown:
-        raise ValueError(f"unknown axis weight name(s) {unknown}; expected some of {list(AXES)}")
-    dropped = sorted(set(axis_weights) - set(used))
-    if dropped:
-        notes.append(f"axis weight(s) for {dropped} ignored: the axis is missing")
-    return {a: w for a, w in axis_weights.items() if a in used}
-
-
 def _ranks(series: pd.Series) -> pd.Series:
     return pd.Series(competition_ranks(series.to_numpy(dtype=float)[None, :])[0], index=series.index)
+
+
+def axes_stage(records: pd.DataFrame) -> tuple[AxisScores, Notes]:
+    axis_scores = compute_axes(records)
+    return axis_scores, list(axis_scores.notes)
+
+
+def reference_stage(encoders: list[str], reference: str | None) -> tuple[str, Notes]:
+    if reference is None:
+        reference = default_reference(encoders)
+        return reference, [f"reference not given: using {reference!r}, the first encoder alphabetically"]
+    if reference not in encoders:
+        raise ValueError(f"reference encoder {reference!r} is not in the records' cohort {encoders}")
+    return reference, []
+
+
+def config_stage(config: CRSConfig, axis_scores: AxisScores) -> tuple[CRSConfig, Notes]:
+    """The config restricted to the available axes: weights for a missing axis are dropped with a note."""
+    notes: Notes = []
+    used = axis_scores.axes
+    weights = config.axis_weights
+    if weights is not None:
+        unknown = sorted(set(weights) - set(AXES))
+        if unknown:
+            raise ValueError(f"unknown axis weight name(s) {unknown}; expected some of {list(AXES)}")
+        dropped = sorted(set(weights) - set(used))
+        if dropped:
+            notes.append(f"axis weight(s) for {dropped} ignored: the axis is missing")
+        config = config.model_copy(update={"axis_weights": {a: w for a, w in weights.items() if a in used}})
+    config.chain(used)  # rejects weights that leave no axis
+    if axis_scores.missing:
+        notes.append(f"CRS computed on {len(used)} axes {list(used)}; missing: {axis_scores.missing}")
+    return config, notes
+
+
+@dataclass(frozen=True)
+class PointScores:
+    scores: pd.DataFrame  # axes and the three components and CRS, per encoder
+    chain: CRSArrays
+    noise: pd.Series  # seed standard error per used axis
+
+
+def point_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[PointScores, Notes]:
+    used = list(axis_scores.axes)
+    ones = np.ones((1, len(axis_scores.seeds)))
+    noise = pd.Series(seed_standard_error(axis_scores.cube, axis_scores.task_mask, ones)[0], index=used)
+    chain = crs_arrays(axis_scores.table[used], reference, config, noise_se=noise)
+    scores = axis_scores.table[list(AXES)].copy()
+    for component in COMPONENTS:
+        scores[component] = getattr(chain, component)[0]
+    scores["crs"] = chain.crs[0]
+    return PointScores(scores, chain, noise), []
+
+
+def _seed_count_notes(n_seeds: int, interval: str) -> Notes:
+    if n_seeds < 2:
+        return ["one seed only: every bootstrap draw is the same, intervals have zero width"]
+    if interval == "percentile" and n_seeds < 20:
+        return [
+            f"{n_seeds} seeds: plain percentile intervals from so few seeds are approximate and too "
+            "narrow (about 82% coverage for a nominal 95% with 5 seeds; docs/crs.md, Coverage); "
+            "interval='expanded' widens them"
+        ]
+    if n_seeds < 10:
+        return [
+            f"{n_seeds} seeds: intervals are approximate (a nominal 95% expanded interval covered "
+            "about 91% with 5 seeds in simulation; docs/crs.md, Coverage)"
+        ]
+    return []
+
+
+def bootstrap_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[BootstrapResult | None, Notes]:
+    if config.n_boot == 0:
+        if config.resample_cases:
+            raise DataError(CASE_RESAMPLING_UNAVAILABLE)
+        return None, ["bootstrap skipped (n_boot=0): no intervals, no leading tier"]
+    notes = _seed_count_notes(len(axis_scores.seeds), config.interval)
+    return paired_seed_bootstrap(axis_scores, reference, config), notes
+
+
+def with_intervals(scores: pd.DataFrame, boot: BootstrapResult | None) -> pd.DataFrame:
+    scores = scores.copy()
+    if boot is None:
+        for column in ("ci_low", "ci_high", "p_rank1"):
+            scores[column] = np.nan
+        scores["in_leading_tier"] = pd.array([pd.NA] * len(scores), dtype="boolean")
+        return scores
+    for column in ("ci_low", "ci_high", "p_rank1"):
+        scores[column] = boot.intervals[column]
+    scores["in_leading_tier"] = boot.tier["in_leading_tier"].astype("boolean")
+    return scores
+
+
+@dataclass(frozen=True)
+class Agreement:
+    scores: pd.DataFrame  # with auroc_rank and crs_rank, in SCORE_COLUMNS order, best first
+    table: pd.DataFrame
+    reversed_pairs: pd.DataFrame
+
+
+def agreement_stage(scores: pd.DataFrame, used: tuple[str, ...]) -> tuple[Agreement, Notes]:
+    scores = scores.copy()
+    notes: Notes = []
+    if "discrimination" in used:
+        scores["auroc_rank"] = _ranks(scores["discrimination"])
+        agreement = rank_agreement(scores["discrimination"], scores["crs"])
+        table, reversed_pairs = agreement.summary(), agreement.reversed_pairs
+    else:
+        scores["auroc_rank"] = np.nan
+        table, reversed_pairs = pd.DataFrame(), pd.DataFrame()
+        notes.append("no discrimination axis: AUROC-vs-CRS agreement not computed")
+    scores["crs_rank"] = _ranks(scores["crs"])
+    scores = scores[list(SCORE_COLUMNS)].sort_values(["crs_rank", "crs"], ascending=[True, False], kind="stable")
+    return Agreement(scores, table, reversed_pairs), notes
+
+
+def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig, noise: pd.Series) -> tuple[pd.DataFrame, Notes]:
+    if config.n_weight_draws == 0:
+        return pd.DataFrame(), []
+    table = axis_scores.table[list(axis_scores.axes)]
+    return weight_sensitivity(table, reference, config, noise_se=noise), []
+
+
+def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores) -> dict[str, Any]:
+    chain = config.chain(axis_scores.axes)
+    return {
+        "reference": reference,
+        "component_weights": dict(zip(COMPONENTS, map(float, chain.component_weights))),
+        "axis_weights": dict(zip(axis_scores.axes, map(float, chain.axis_weights))),
+        "tau": config.tau,
+        "noise_floor": config.noise_floor,
+        "n_boot": config.n_boot,
+        "seed": config.seed,
+        "level": config.level,
+        "interval": config.interval,
+        "n_seeds": len(axis_scores.seeds),
+        "seeds": list(axis_scores.seeds),
+        "tasks": list(axis_scores.tasks),
+        "n_weight_draws": config.n_weight_draws,
+        "weight_concentration": config.weight_concentration,
+        "resample_cases": config.resample_cases,
+    }
 
 
 # --------------------------------------------------------------------------- the entry point
 
 
-def score_records(
-    records: pd.DataFrame,
-    reference: str | None = None,
-    component_weights: Mapping[str, float] | None = None,
-    axis_weights: Mapping[str, float] | None = None,
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = 0,
-    *,
-    tau: float = DEFAULT_TAU,
-    noise_floor: float = DEFAULT_NOISE_FLOOR,
-    level: float = DEFAULT_LEVEL,
-    interval: str = DEFAULT_INTERVAL,
-    n_weight_draws: int = 1000,
-    weight_concentration: float = 1.0,
-    resample_cases: bool = False,
-) -> ScoreReport:
+def score_records(records: pd.DataFrame, reference: str | None = None, config: CRSConfig = DEFAULT_CONFIG) -> ScoreReport:
     """Axes, CRS, paired-seed bootstrap, AUROC-vs-CRS agreement and weight sensitivity from records.
 
     reference: an encoder name; None picks the first encoder alphabetically (the CLI passes the
-    suite's reference). Weights: mappings by name, names left out keep weight 1, normalised; axis
-    weights for a missing axis are ignored with a note. n_boot=0 skips the bootstrap (intervals and
-    tier are then NA); n_weight_draws=0 skips the sensitivity analysis. resample_cases=True raises
-    DataError: records hold no per-case predictions (docs/crs.md, "Test-case resampling").
+    suite's reference). `config` holds the weights, tau, noise floor and the bootstrap and
+    sensitivity settings (crs.CRSConfig). Records of several grids are refused (records.one_grid).
     """
-    notes: list[str] = []
-    axis_scores = compute_axes(records)
-    notes.extend(axis_scores.notes)
-    encoders = list(axis_scores.encoders)
-    used = axis_scores.axes
-    if reference is None:
-        reference = default_reference(encoders)
-        notes.append(f"reference not given: using {reference!r}, the first encoder alphabetically")
-    elif reference not in encoders:
-        raise ValueError(f"reference encoder {reference!r} is not in the records' cohort {encoders}")
-    axis_weights = _usable_axis_weights(axis_weights, used, notes)
-    component_vector = component_weight_vector(component_weights)
-    axis_vector = axis_weight_vector(used, axis_weights)
-    if axis_scores.missing:
-        notes.append(f"CRS computed on {len(used)} axes {list(used)}; missing: {axis_scores.missing}")
+    notes: Notes = []
 
-    n_seeds = len(axis_scores.seeds)
-    noise = pd.Series(
-        seed_standard_error(axis_scores.cube, axis_scores.task_mask, np.ones((1, n_seeds)))[0], index=list(used)
+    def keep(stage_result):
+        result, stage_notes = stage_result
+        notes.extend(stage_notes)
+        return result
+
+    axis_scores = keep(axes_stage(records))
+    reference = keep(reference_stage(list(axis_scores.encoders), reference))
+    config = keep(config_stage(config, axis_scores))
+    point = keep(point_stage(axis_scores, reference, config))
+    boot = keep(bootstrap_stage(axis_scores, reference, config))
+    agreement = keep(agreement_stage(with_intervals(point.scores, boot), axis_scores.axes))
+    sensitivity = keep(sensitivity_stage(axis_scores, reference, config, point.noise))
+    return _assemble(axis_scores, reference, config, point, boot, agreement, sensitivity, records, notes)
+
+
+def _assemble(axis_scores, reference, config, point, boot, agreement, sensitivity, records, notes) -> ScoreReport:
+    used = list(axis_scores.axes)
+    index = pd.Index(list(axis_scores.encoders), name="encoder")
+    spread = pd.DataFrame(
+        {"spread": point.chain.spread[0], "noise_se": point.noise.to_numpy()}, index=pd.Index(used, name="axis")
     )
-    table = axis_scores.table[list(used)]
-    chain = crs_arrays(
-        table,
-        reference,
-        component_weights=component_weights,
-        axis_weights=axis_weights,
-        tau=tau,
-        noise_se=noise,
-        noise_floor=noise_floor,
-    )
-    index = pd.Index(encoders, name="encoder")
-    scores = axis_scores.table[list(AXES)].copy()
-    scores["dominance"] = chain.dominance[0]
-    scores["balance"] = chain.balance[0]
-    scores["worst_axis"] = chain.worst_axis[0]
-    scores["crs"] = chain.crs[0]
-
-    boot = None
-    if n_boot > 0:
-        if n_seeds < 2:
-            notes.append("one seed only: every bootstrap draw is the same, intervals have zero width")
-        elif interval == "percentile" and n_seeds < 20:
-            notes.append(
-                f"{n_seeds} seeds: plain percentile intervals from so few seeds are approximate and too "
-                "narrow (about 82% coverage for a nominal 95% with 5 seeds; docs/crs.md, Coverage); "
-                "interval='expanded' widens them"
-            )
-        elif n_seeds < 10:
-            notes.append(
-                f"{n_seeds} seeds: intervals are approximate (a nominal 95% expanded interval covered "
-                "about 91% with 5 seeds in simulation; docs/crs.md, Coverage)"
-            )
-        boot = paired_seed_bootstrap(
-            axis_scores,
-            reference,
-            n_boot=n_boot,
-            seed=seed,
-            component_weights=component_weights,
-            axis_weights=axis_weights,
-            tau=tau,
-            noise_floor=noise_floor,
-            level=level,
-            interval=interval,
-            resample_cases=resample_cases,
-        )
-        scores["ci_low"] = boot.intervals["ci_low"]
-        scores["ci_high"] = boot.intervals["ci_high"]
-        scores["p_rank1"] = boot.intervals["p_rank1"]
-        scores["in_leading_tier"] = boot.tier["in_leading_tier"].astype("boolean")
-    else:
-        if resample_cases:
-            paired_seed_bootstrap(axis_scores, reference, n_boot=1, resample_cases=True)  # raises
-        notes.append("bootstrap skipped (n_boot=0): no intervals, no leading tier")
-        scores["ci_low"] = np.nan
-        scores["ci_high"] = np.nan
-        scores["p_rank1"] = np.nan
-        scores["in_leading_tier"] = pd.array([pd.NA] * len(encoders), dtype="boolean")
-
-    if "discrimination" in used:
-        scores["auroc_rank"] = _ranks(scores["discrimination"])
-        agreement = rank_agreement(scores["discrimination"], scores["crs"])
-        agreement_table, reversed_pairs = agreement.summary(), agreement.reversed_pairs
-    else:
-        scores["auroc_rank"] = np.nan
-        agreement_table, reversed_pairs = pd.DataFrame(), pd.DataFrame()
-        notes.append("no discrimination axis: AUROC-vs-CRS agreement not computed")
-    scores["crs_rank"] = _ranks(scores["crs"])
-    scores = scores[list(SCORE_COLUMNS)].sort_values(["crs_rank", "crs"], ascending=[True, False], kind="stable")
-
-    sensitivity = pd.DataFrame()
-    if n_weight_draws > 0:
-        sensitivity = weight_sensitivity(
-            table,
-            reference,
-            n_draws=n_weight_draws,
-            concentration=weight_concentration,
-            seed=seed,
-            component_weights=component_weights,
-            axis_weights=axis_weights,
-            tau=tau,
-            noise_se=noise,
-            noise_floor=noise_floor,
-        )
-
-    settings = {
-        "reference": reference,
-        "component_weights": dict(zip(COMPONENTS, map(float, component_vector))),
-        "axis_weights": dict(zip(used, map(float, axis_vector))),
-        "tau": tau,
-        "noise_floor": noise_floor,
-        "n_boot": n_boot,
-        "seed": seed,
-        "level": level,
-        "interval": interval,
-        "n_seeds": n_seeds,
-        "seeds": list(axis_scores.seeds),
-        "tasks": list(axis_scores.tasks),
-        "n_weight_draws": n_weight_draws,
-        "weight_concentration": weight_concentration,
-        "resample_cases": resample_cases,
-    }
-    spread = pd.DataFrame({"spread": chain.spread[0], "noise_se": noise.to_numpy()}, index=pd.Index(used, name="axis"))
     return ScoreReport(
-        scores=scores,
+        scores=agreement.scores,
         axes=axis_scores.table,
         axes_by_task=axis_scores.per_task,
         axes_by_seed=axis_scores.per_seed,
-        profile=pd.DataFrame(chain.scaled[0], index=index, columns=list(used)),
+        profile=pd.DataFrame(point.chain.scaled[0], index=index, columns=used),
         spread=spread,
         rank_distribution=boot.rank_distribution if boot else pd.DataFrame(),
         pairwise=boot.pairwise if boot else pd.DataFrame(),
         leading_tier_table=boot.tier if boot else pd.DataFrame(),
-        rank_agreement=agreement_table,
-        reversed_pairs=reversed_pairs,
+        rank_agreement=agreement.table,
+        reversed_pairs=agreement.reversed_pairs,
         weight_sensitivity=sensitivity,
         seed_summary=aggregate_seeds(records),
         reference=reference,
@@ -303,127 +310,5 @@ def score_records(
         axes_missing=dict(axis_scores.missing),
         leading_tier=boot.leading_tier if boot else (),
         notes=tuple(notes),
-        settings=settings,
+        settings=settings_of(config, reference, axis_scores),
     )
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def _flat(table: pd.DataFrame) -> pd.DataFrame:
-    """Index as a column (when it is named) and string column names, as CSV and Parquet want."""
-    out = table.reset_index() if table.index.name is not None else table.reset_index(drop=True)
-    out.columns = [str(c) for c in out.columns]
-    return out
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (tuple, set)):
-        return list(value)
-    return str(value)
-
-
-def _clean_json(value: Any) -> Any:
-    """NaN and infinity become null, numpy scalars plain Python, so the JSON is strict."""
-    if isinstance(value, dict):
-        return {str(k): _clean_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean_json(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is pd.NA:
-        return None
-    return value
-
-
-def write_score_report(report: ScoreReport, out_dir: str | Path) -> dict[str, Path]:
-    """Write every table as CSV and Parquet, the scores also as JSON, and summary.json.
-
-    Returns the written paths by name ("scores.csv", ...). Existing files of the same name are
-    replaced; nothing else in `out_dir` is touched.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    for stem, table in report.tables().items():
-        flat = _flat(table)
-        for suffix in ("csv", "parquet"):
-            path = out / f"{stem}.{suffix}"
-            if suffix == "csv":
-                flat.to_csv(path, index=False)
-            else:
-                flat.to_parquet(path, index=False)
-            written[path.name] = path
-    scores_json = out / "scores.json"
-    records = _clean_json(_flat(report.scores).to_dict(orient="records"))
-    scores_json.write_text(json.dumps(records, indent=2, default=_json_default) + "\n")
-    written[scores_json.name] = scores_json
-    summary = out / "summary.json"
-    summary.write_text(json.dumps(_clean_json(report.summary()), indent=2, default=_json_default) + "\n")
-    written[summary.name] = summary
-    return written
-
-
-# --------------------------------------------------------------------------- terminal
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else ""
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    return f"{float(value):.{digits}f}"
-
-
-def scores_rich_table(report: ScoreReport):
-    """The scores as a rich Table, best CRS first; missing axes show '-' and are named in the caption."""
-    from rich.table import Table
-
-    table = Table(title=f"Clinical Reliability Score (reference: {report.reference})")
-    headers = [
-        ("encoder", "left"),
-        ("disc", "right"),
-        ("calib", "right"),
-        ("label eff", "right"),
-        ("robust", "right"),
-        ("dom", "right"),
-        ("balance", "right"),
-        ("worst", "right"),
-        ("CRS", "right"),
-        (f"{report.settings.get('level', DEFAULT_LEVEL):.0%} CI", "right"),
-        ("P(#1)", "right"),
-        ("tier", "center"),
-        ("AUROC rank", "right"),
-        ("CRS rank", "right"),
-    ]
-    for header, justify in headers:
-        table.add_column(header, justify=justify)
-    for encoder, row in report.scores.iterrows():
-        interval = (
-            f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]" if pd.notna(row["ci_low"]) else "-"
-        )
-        tier = row["in_leading_tier"]
-        table.add_row(
-            str(encoder),
-            *(_fmt(row[a]) for a in AXES),
-            *(_fmt(row[c]) for c in COMPONENTS),
-            _fmt(row["crs"]),
-            interval,
-            _fmt(row["p_rank1"], 2),
-            "-" if tier is pd.NA else ("*" if bool(tier) else ""),
-            _fmt(row["auroc_rank"]),
-            _fmt(row["crs_rank"]),
-        )
-    caption = [f"axes used: {', '.join(report.axes_used)}"]
-    caption += [f"{axis} missing: {reason}" for axis, reason in report.axes_missing.items()]
-    caption.append("tier *: not resolved from the top encoder by the paired bootstrap")
-    table.caption = "; ".join(caption)
-    return table

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -21,20 +21,21 @@ from scipy import stats as sps
 from crsbench.axes import AxisScores, seed_standard_error, seed_weighted_axis_values
 from crsbench.crs import (
     COMPONENTS,
-    DEFAULT_NOISE_FLOOR,
-    DEFAULT_TAU,
-    axis_weight_vector,
-    component_weight_vector,
+    DEFAULT_CONFIG,
+    DEFAULT_INTERVAL,
+    DEFAULT_LEVEL,
+    DEFAULT_N_BOOT,
+    INTERVAL_METHODS,
+    ChainSettings,
+    CRSConfig,
     crs_array,
     reference_index,
     validate_axis_table,
 )
 from crsbench.errors import DataError
 
-DEFAULT_N_BOOT = 10_000
-DEFAULT_LEVEL = 0.95
-INTERVAL_METHODS: tuple[str, ...] = ("percentile", "expanded")
-DEFAULT_INTERVAL = "expanded"
+__all__ = ["DEFAULT_N_BOOT", "DEFAULT_LEVEL", "DEFAULT_INTERVAL", "INTERVAL_METHODS"]  # re-exported from crs
+
 DEFAULT_CHUNK = 2048
 
 CASE_RESAMPLING_UNAVAILABLE = (
@@ -57,11 +58,8 @@ def crs_from_counts(
     task_mask: np.ndarray,
     counts: np.ndarray,
     ref: int,
+    chain: ChainSettings,
     *,
-    axis_weights: np.ndarray,
-    component_weights: np.ndarray,
-    tau: float = DEFAULT_TAU,
-    noise_floor: float = DEFAULT_NOISE_FLOOR,
     chunk_size: int = DEFAULT_CHUNK,
 ) -> np.ndarray:
     """CRS (B, E) for each row of seed counts, the full chain recomputed per draw, vectorised per chunk."""
@@ -71,15 +69,7 @@ def crs_from_counts(
         part = counts[start : start + chunk_size]
         values = seed_weighted_axis_values(cube, task_mask, part)
         noise = seed_standard_error(cube, task_mask, part)
-        out[start : start + len(part)] = crs_array(
-            values,
-            ref,
-            axis_weights=axis_weights,
-            component_weights=component_weights,
-            tau=tau,
-            noise_se=noise,
-            noise_floor=noise_floor,
-        ).crs
+        out[start : start + len(part)] = crs_array(values, ref, chain, noise).crs
     return out
 
 
@@ -152,40 +142,28 @@ class BootstrapResult:
 def paired_seed_bootstrap(
     axis_scores: AxisScores,
     reference: str,
+    config: CRSConfig = DEFAULT_CONFIG,
     *,
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = 0,
-    component_weights: Mapping[str, float] | None = None,
-    axis_weights: Mapping[str, float] | None = None,
-    tau: float = DEFAULT_TAU,
-    noise_floor: float = DEFAULT_NOISE_FLOOR,
-    level: float = DEFAULT_LEVEL,
-    interval: str = DEFAULT_INTERVAL,
     chunk_size: int = DEFAULT_CHUNK,
-    resample_cases: bool = False,
 ) -> BootstrapResult:
     """Paired-seed bootstrap of the CRS over the seeds of `axis_scores` (see the module docstring).
 
-    `resample_cases=True` asks for hierarchical (seed, then test case) resampling; records hold no
-    per-case predictions, so it raises DataError rather than pretend.
+    Draws `config.n_boot` seed resamples from `config.seed`. `config.resample_cases` asks for
+    hierarchical (seed, then test case) resampling; records hold no per-case predictions, so it
+    raises DataError rather than pretend.
     """
-    if resample_cases:
+    if config.resample_cases:
         raise DataError(CASE_RESAMPLING_UNAVAILABLE)
-    if n_boot < 1:
-        raise ValueError(f"n_boot is {n_boot}: need at least one draw")
+    if config.n_boot < 1:
+        raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
     encoders = list(axis_scores.encoders)
     ref = reference_index(encoders, reference)
-    weights = dict(
-        axis_weights=axis_weight_vector(axis_scores.axes, axis_weights),
-        component_weights=component_weight_vector(component_weights),
-        tau=tau,
-        noise_floor=noise_floor,
-    )
+    chain = config.chain(axis_scores.axes)
     n_seeds = len(axis_scores.seeds)
-    point = crs_from_counts(axis_scores.cube, axis_scores.task_mask, np.ones((1, n_seeds)), ref, **weights)[0]
-    counts = seed_resample_counts(np.random.default_rng(seed), n_seeds, n_boot)
-    draws = crs_from_counts(axis_scores.cube, axis_scores.task_mask, counts, ref, chunk_size=chunk_size, **weights)
-    return summarise_draws(encoders, point, draws, n_seeds=n_seeds, level=level, method=interval)
+    point = crs_from_counts(axis_scores.cube, axis_scores.task_mask, np.ones((1, n_seeds)), ref, chain)[0]
+    counts = seed_resample_counts(np.random.default_rng(config.seed), n_seeds, config.n_boot)
+    draws = crs_from_counts(axis_scores.cube, axis_scores.task_mask, counts, ref, chain, chunk_size=chunk_size)
+    return summarise_draws(encoders, point, draws, n_seeds=n_seeds, level=config.level, method=config.interval)
 
 
 def summarise_draws(
@@ -320,57 +298,43 @@ def rank_agreement(auroc: pd.Series, crs: pd.Series) -> RankAgreement:
 def weight_sensitivity(
     table: pd.DataFrame,
     reference: str,
+    config: CRSConfig = DEFAULT_CONFIG,
     *,
-    n_draws: int = 1000,
-    concentration: float = 1.0,
-    seed: int = 0,
     vary: Sequence[str] = ("components", "axes"),
-    component_weights: Mapping[str, float] | None = None,
-    axis_weights: Mapping[str, float] | None = None,
-    tau: float = DEFAULT_TAU,
     noise_se: Mapping[str, float] | pd.Series | None = None,
-    noise_floor: float = DEFAULT_NOISE_FLOOR,
 ) -> pd.DataFrame:
-    """How the ranking moves when weights are drawn from a symmetric Dirichlet(concentration).
+    """How the ranking moves when weights are drawn from a symmetric Dirichlet(config.weight_concentration).
 
-    `vary` names what is drawn ("components", "axes"); the rest stays at the given weights. The
-    Dirichlet mean is equal weights (the default); a larger concentration keeps draws nearer to it.
-    Per encoder: p_top (share of draws ranked first, ties included), mean_rank, rank_p05,
-    rank_median, rank_p95, and rank_default (rank under the given weights).
+    `config.n_weight_draws` draws from `config.seed`. `vary` names what is drawn ("components",
+    "axes"); the rest stays at the configured weights. The Dirichlet mean is equal weights (the
+    default); a larger concentration keeps draws nearer to it. Per encoder: p_top (share of draws
+    ranked first, ties included), mean_rank, rank_p05, rank_median, rank_p95, and rank_default
+    (rank under the configured weights).
     """
     validate_axis_table(table)
     unknown = sorted(set(vary) - {"components", "axes"})
     if unknown:
         raise ValueError(f"unknown vary entries {unknown}; expected 'components' and/or 'axes'")
-    if not (np.isfinite(concentration) and concentration > 0):
-        raise ValueError(f"concentration is {concentration}: must be finite and > 0")
+    n_draws = config.n_weight_draws
     if n_draws < 1:
         raise ValueError(f"n_draws is {n_draws}: need at least one")
     ref = reference_index(table.index, reference)
     axes = list(table.columns)
-    rng = np.random.default_rng(seed)
-    components = np.broadcast_to(component_weight_vector(component_weights), (n_draws, len(COMPONENTS)))
-    axis_w = np.broadcast_to(axis_weight_vector(axes, axis_weights), (n_draws, len(axes)))
+    rng = np.random.default_rng(config.seed)
+    default = config.chain(axes)
+    components = np.broadcast_to(default.component_weights, (n_draws, len(COMPONENTS)))
+    axis_w = np.broadcast_to(default.axis_weights, (n_draws, len(axes)))
     if "components" in vary:
-        components = rng.dirichlet(np.full(len(COMPONENTS), concentration), size=n_draws)
+        components = rng.dirichlet(np.full(len(COMPONENTS), config.weight_concentration), size=n_draws)
     if "axes" in vary:
-        axis_w = rng.dirichlet(np.full(len(axes), concentration), size=n_draws)
+        axis_w = rng.dirichlet(np.full(len(axes), config.weight_concentration), size=n_draws)
     noise = None
     if noise_se is not None:
         noise = pd.Series(noise_se, dtype=float).reindex(axes).to_numpy()
     values = np.broadcast_to(table.to_numpy(dtype=float), (n_draws, *table.shape))
-    scores = crs_array(
-        values, ref, axis_weights=axis_w, component_weights=components, tau=tau, noise_se=noise, noise_floor=noise_floor
-    ).crs
-    default = crs_array(
-        values[:1],
-        ref,
-        axis_weights=axis_weight_vector(axes, axis_weights),
-        component_weights=component_weight_vector(component_weights),
-        tau=tau,
-        noise_se=noise,
-        noise_floor=noise_floor,
-    ).crs
+    drawn = replace(default, axis_weights=axis_w, component_weights=components)
+    scores = crs_array(values, ref, drawn, noise).crs
+    default_scores = crs_array(values[:1], ref, default, noise).crs
     ranks = competition_ranks(scores)
     return pd.DataFrame(
         {
@@ -379,7 +343,7 @@ def weight_sensitivity(
             "rank_p05": np.percentile(ranks, 5, axis=0),
             "rank_median": np.median(ranks, axis=0),
             "rank_p95": np.percentile(ranks, 95, axis=0),
-            "rank_default": competition_ranks(default)[0],
+            "rank_default": competition_ranks(default_scores)[0],
         },
         index=pd.Index(table.index, name="encoder"),
     )

@@ -10,53 +10,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Iterable
-
 import pandas as pd
 
-# (column, SQL type); the order is the table's and the exports'
-RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("record_key", "TEXT PRIMARY KEY"),
-    ("run_id", "TEXT"),
-    ("suite_hash", "TEXT"),
-    ("encoder", "TEXT"),
-    ("encoder_revision", "TEXT"),
-    ("encoder_fingerprint", "TEXT"),
-    ("task", "TEXT"),
-    ("dataset", "TEXT"),
-    ("dataset_fingerprint", "TEXT"),
-    ("task_type", "TEXT"),
-    ("seed", "INTEGER"),
-    ("fraction", "REAL"),
-    ("condition_kind", "TEXT"),
-    ("condition", "TEXT"),
-    ("severity", "INTEGER"),
-    ("auroc", "REAL"),
-    ("auroc_per_class", "TEXT"),
-    ("balanced_accuracy", "REAL"),
-    ("kappa_quadratic", "REAL"),
-    ("ece", "REAL"),
-    ("ece_adaptive", "REAL"),
-    ("ece_classwise", "REAL"),
-    ("brier", "REAL"),
-    ("nll", "REAL"),
-    ("n_train", "INTEGER"),
-    ("n_eval", "INTEGER"),
-    ("positives_train", "TEXT"),
-    ("positives_eval", "TEXT"),
-    ("probe_c", "REAL"),
-    ("probe_val_nll", "REAL"),
-    ("embedding_hash_train", "TEXT"),
-    ("embedding_hash_eval", "TEXT"),
-    ("crsbench_version", "TEXT"),
-    ("fit_seconds", "REAL"),
-    ("eval_seconds", "REAL"),
-    ("created_at", "TEXT"),
-)
-RECORD_FIELDS = tuple(name for name, _ in RECORD_COLUMNS)
-JSON_FIELDS = ("auroc_per_class", "positives_train", "positives_eval")
-METRIC_FIELDS = ("auroc", "balanced_accuracy", "kappa_quadratic", "ece", "ece_adaptive", "ece_classwise", "brier", "nll")
-GROUP_FIELDS = ("encoder", "task", "fraction", "condition_kind", "condition", "severity")
+from crsbench.records import RECORD_COLUMNS, RECORD_FIELDS, RunRecord, to_record
 
 RUNS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -81,8 +37,16 @@ class ResultsStore:
         self._db.execute("PRAGMA synchronous=FULL")  # a committed record survives a power cut too
         columns = ", ".join(f"{name} {sql_type}" for name, sql_type in RECORD_COLUMNS)
         self._db.execute(f"CREATE TABLE IF NOT EXISTS records ({columns})")
+        self._add_new_columns()
         self._db.execute(RUNS_SCHEMA)
         self._db.execute(RUN_DATASETS_SCHEMA)
+
+    def _add_new_columns(self) -> None:
+        """A database written before a column existed gets it (null in its old records)."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(records)")}
+        for name, sql_type in RECORD_COLUMNS:
+            if name not in have:
+                self._db.execute(f"ALTER TABLE records ADD COLUMN {name} {sql_type}")
 
     def close(self) -> None:
         self._db.close()
@@ -96,15 +60,14 @@ class ResultsStore:
     def existing_keys(self) -> set[str]:
         return {row[0] for row in self._db.execute("SELECT record_key FROM records")}
 
-    def add(self, record: dict) -> bool:
-        """Commit one record; returns False when its key was already stored (nothing changes)."""
-        missing = set(RECORD_FIELDS) - set(record)
-        if missing:
-            raise ValueError(f"record lacks fields: {sorted(missing)}")
-        values = [_to_sql(record[name], name) for name in RECORD_FIELDS]
+    def add(self, record: RunRecord | dict) -> bool:
+        """Commit one record (a dict is validated into a RunRecord first); False when its key was
+        already stored (nothing changes)."""
+        row = to_record(record).as_row()
         placeholders = ", ".join("?" * len(RECORD_FIELDS))
         cursor = self._db.execute(
-            f"INSERT OR IGNORE INTO records ({', '.join(RECORD_FIELDS)}) VALUES ({placeholders})", values
+            f"INSERT OR IGNORE INTO records ({', '.join(RECORD_FIELDS)}) VALUES ({placeholders})",
+            [row[name] for name in RECORD_FIELDS],
         )
         return cursor.rowcount == 1
 
@@ -139,14 +102,6 @@ class ResultsStore:
         return pd.read_sql_query("SELECT * FROM runs ORDER BY started_at", self._db)
 
 
-def _to_sql(value, name: str):
-    if name in JSON_FIELDS and not isinstance(value, str) and value is not None:
-        return json.dumps(value)
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    return value
-
-
 def load_records(results: str | Path) -> pd.DataFrame:
     """Records of a results folder or database file."""
     path = Path(results)
@@ -158,31 +113,3 @@ def load_records(results: str | Path) -> pd.DataFrame:
         raise DataError(f"{path}: no results database here (run a suite first)")
     with ResultsStore(path) as store:
         return store.records()
-
-
-def seed_aggregate(records: pd.DataFrame, metrics: Iterable[str] = METRIC_FIELDS) -> pd.DataFrame:
-    """One row per (encoder, task, fraction, condition, severity): mean, std and n over seeds."""
-    metrics = [m for m in metrics if m in records.columns]
-    grouped = records.groupby(list(GROUP_FIELDS), dropna=False, sort=True)
-    table = grouped[metrics].agg(["mean", "std"])
-    table.columns = [f"{metric}_{stat}" for metric, stat in table.columns]
-    table["n_seeds"] = grouped["seed"].nunique()
-    return table.reset_index()
-
-
-EXPORTERS = {
-    "csv": lambda frame, path: frame.to_csv(path, index=False),
-    "parquet": lambda frame, path: frame.to_parquet(path, index=False),
-}
-
-
-def export(records: pd.DataFrame, out_dir: str | Path, formats: Iterable[str] = ("parquet", "csv")) -> list[Path]:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, frame in (("records", records), ("records_by_seed_mean", seed_aggregate(records))):
-        for fmt in formats:
-            path = out / f"{name}.{fmt}"
-            EXPORTERS[fmt](frame, path)
-            written.append(path)
-    return written
