@@ -151,3 +151,51 @@ def test_error_text_with_brackets_is_printed_verbatim(tmp_path):
     missing = tmp_path / "scan[zoo].png"
     result = CliRunner().invoke(app, ["perturbations", "--preview", str(missing)])
     assert result.exit_code == 2 and "scan[zoo].png: cannot read image" in result.output.replace("\n", "")
+
+
+def _unscorable_results(folder):
+    """Records with no clean fraction-1.0 row: scoring fails with a ValueError-type user error."""
+    from crsbench.records import RunRecord
+    from crsbench.store import ResultsStore
+
+    with ResultsStore(folder / "results.sqlite") as store:
+        for encoder in ("a[bold]", "b"):
+            record = {name: None for name in RunRecord.model_fields}
+            record.update(record_key=encoder, encoder=encoder, task="t", seed=0, fraction=0.5, condition_kind="clean",
+                          condition="clean", severity=0, auroc=0.7, ece=0.1, brier=0.2, nll=0.5)
+            store.add(record)
+    return folder
+
+
+def _error_lines(output):
+    return [line for line in output.splitlines() if line.startswith("error:")]
+
+
+def test_demo_and_score_report_a_scoring_error_in_the_same_one_line(tmp_path, monkeypatch):
+    folder = _unscorable_results(tmp_path)
+    runner = CliRunner()
+    scored = runner.invoke(app, ["score", str(folder), "--n-boot", "0"])
+
+    class FakeSuite:
+        output, reference, tasks = str(folder), None, []
+
+    monkeypatch.setattr(api, "demo_suite", lambda **_: FakeSuite())
+    monkeypatch.setattr(api, "run", lambda suite, **_: api.RunSummary("r", folder, 2, 0, 2, 0))
+    demo = runner.invoke(app, ["demo", "--quick"])
+    assert scored.exit_code == demo.exit_code == 2
+    assert demo.exception is None or isinstance(demo.exception, SystemExit)
+    assert _error_lines(scored.output) == _error_lines(demo.output)
+    assert len(_error_lines(demo.output)) == 1 and "cannot score" in _error_lines(demo.output)[0]
+    assert "Traceback" not in demo.output
+
+
+@pytest.mark.parametrize("name", ["demo", "demo-quick", "crs-bench"])
+def test_every_built_in_suite_name_validates(name):
+    result = CliRunner().invoke(app, ["validate", name])
+    assert result.exit_code == 0, result.output
+    assert f"{name}: ok" in result.output
+
+
+def test_an_unknown_suite_is_one_line_exit_2(tmp_path):
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2 and "cannot read suite file" in result.output

@@ -145,7 +145,7 @@ def schema_markdown() -> str:
             kind += ", primary key"
         elif _nullable(name):
             kind += ", null"
-        lines.append(f"| {name} | {kind} | {_extra(name)['unit']} | {field.description} |")
+        lines.append(f"| {name} | {kind} | {_extra(name)['unit'] or '-'} | {field.description} |")
     return "\n".join(lines) + "\n"
 
 
