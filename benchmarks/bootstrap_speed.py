@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench.axes import compute_axes
-from crsbench.crs import axis_weight_vector, component_weight_vector, crs_scores
+from crsbench.crs import CRSConfig, crs_scores
 from crsbench.stats import competition_ranks, crs_from_counts, paired_seed_bootstrap, seed_resample_counts
 
 N_ENCODERS, TASKS, SEEDS = 15, ("derm", "ophtho", "cxr"), (0, 1, 2, 3, 4)
@@ -92,7 +92,7 @@ def main() -> None:
     vectorised = []
     for _ in range(args.repeats):
         start = time.perf_counter()
-        paired_seed_bootstrap(axes, reference, n_boot=args.draws, seed=0)
+        paired_seed_bootstrap(axes, reference, CRSConfig(n_boot=args.draws, seed=0))
         vectorised.append(time.perf_counter() - start)
     fast = min(vectorised)
 
@@ -101,8 +101,7 @@ def main() -> None:
     slow_scores = loop_bootstrap(axes, counts, reference)
     slow = time.perf_counter() - start
     fast_scores = crs_from_counts(
-        axes.cube, axes.task_mask, counts, axes.encoders.index(reference),
-        axis_weights=axis_weight_vector(axes.axes), component_weights=component_weight_vector(),
+        axes.cube, axes.task_mask, counts, axes.encoders.index(reference), CRSConfig().chain(axes.axes)
     )
     agree = np.max(np.abs(fast_scores - slow_scores))
 

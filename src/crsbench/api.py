@@ -98,8 +98,8 @@ def summary_table(results: str | Path | pd.DataFrame, suite_hash: str | None = N
     return record_schema.clean_full_label(aggregate(results, suite_hash))
 
 
-def suite_reference(results: str | Path) -> str | None:
-    """The reference named by the latest suite that wrote to these results, if any."""
+def suite_reference(results: str | Path, suite_hash: str | None = None) -> str | None:
+    """The reference named by the latest suite (or the suite `suite_hash`) that wrote to these results, if any."""
     import yaml
 
     from crsbench.store import ResultsStore
@@ -110,6 +110,8 @@ def suite_reference(results: str | Path) -> str | None:
         return None
     with ResultsStore(path) as store:
         runs = store.runs()
+    if suite_hash:
+        runs = runs[runs["suite_hash"].astype(str).str.startswith(suite_hash)]
     for text in reversed(runs["suite_yaml"].dropna().tolist()):
         reference = (yaml.safe_load(text) or {}).get("reference")
         if reference:
@@ -132,7 +134,7 @@ def score(
     if config is not None and settings:
         raise ValueError(f"give either config or settings by name, not both ({sorted(settings)})")
     config = config or CRSConfig(**settings)
-    return score_records(records(results, suite_hash), reference or suite_reference(results), config)
+    return score_records(records(results, suite_hash), reference or suite_reference(results, suite_hash), config)
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:
