@@ -74,8 +74,8 @@ class RunRecord(BaseModel):
     nll: Optional[float] = _column("negative log-likelihood", unit="nats per example", role="metric", scored=True)
     n_train: Optional[int] = _column("training examples used by the probe", unit="examples", role="detail")
     n_eval: Optional[int] = _column("evaluated examples", unit="examples", role="detail")
-    positives_train: Optional[list[float]] = _column("positives per class in the training subset", unit="examples", role="detail")
-    positives_eval: Optional[list[float]] = _column("positives per class in the evaluation set", unit="examples", role="detail")
+    positives_train: Optional[list[int]] = _column("positives per class in the training subset", unit="examples", role="detail")
+    positives_eval: Optional[list[int]] = _column("positives per class in the evaluation set", unit="examples", role="detail")
     probe_c: Optional[float] = _column("chosen inverse L2 strength")
     probe_val_nll: Optional[float] = _column("validation log-loss at the chosen strength", unit="nats per example")
     probe_fingerprint: Optional[str] = _column(
