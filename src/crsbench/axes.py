@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from crsbench.records import AGGREGATE_KEY, EVALUATION_KEY, METRIC_FIELDS, REQUIRED_COLUMNS, normalise_keys
+from crsbench.records import AGGREGATE_KEY, EVALUATION_KEY, METRIC_FIELDS, REQUIRED_COLUMNS, normalise_keys  # noqa: F401 (re-exported)
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from crsbench.records import aggregate_seeds
+from crsbench.records import aggregate_seeds, select_suite
 
 WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
     "csv": lambda frame, path: frame.to_csv(path, index=False),
@@ -26,8 +26,6 @@ def export_records(
     With `suite_hash`, both files hold that suite's records only; records of several grids are
     refused otherwise, so the seed means never average two grids.
     """
-    from crsbench.records import select_suite
-
     records = select_suite(records, suite_hash) if suite_hash else records
     means = aggregate_seeds(records)
     out = Path(out_dir)
