@@ -152,11 +152,6 @@ class EncoderSpec(_Strict):
         return self
 
     @property
-    def input_size(self) -> int:
-        """Pixels the model sees: the crop when there is one, else the resize."""
-        return self.crop or self.resize
-
-    @property
     def revision_label(self) -> str:
         return self.revision or "not pinned"
 
