@@ -66,8 +66,8 @@ def test_openai_format_clip_checkpoint_into_open_clip_tower(tmp_path, offline):
     torch.manual_seed(0)
     reference = open_clip.create_model("tiny-openai-clip").eval()
     torch.save(reference.state_dict(), tmp_path / "chexzero.pt")
-    entry = encoder_spec("chexzero").replace(name="tiny-chexzero", resize=32, embed_dim=16,
-                                      adapter={**encoder_spec("chexzero").adapter.model_dump(), "model": "tiny-openai-clip"})
+    adapter = {**encoder_spec("chexzero").adapter.model_dump(), "model": "tiny-openai-clip"}
+    entry = encoder_spec("chexzero").replace(name="tiny-chexzero", resize=32, embed_dim=16, adapter=adapter)
     encoder = build_encoder(entry, weights=str(tmp_path / "chexzero.pt"))
     batch = images(2, 32)
     with torch.inference_mode():

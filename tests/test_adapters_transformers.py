@@ -61,8 +61,8 @@ def test_vision_tower_embeddings_and_processor(kind, tmp_path, offline):
     torch.manual_seed(0)
     model = make_model().eval()
     folder = _save(model, tmp_path / kind)
-    entry = encoder_spec(zoo_name).replace(name=f"tiny-{kind}", resize=resize_to or size, crop=size if resize_to else None,
-                                          embed_dim=32)
+    crop = size if resize_to else None
+    entry = encoder_spec(zoo_name).replace(name=f"tiny-{kind}", resize=resize_to or size, crop=crop, embed_dim=32)
     encoder = build_encoder(entry, weights=str(folder))
 
     batch = images(2, resize_to or size)

@@ -107,7 +107,8 @@ def test_a_name_only_choice_keeps_the_suite_hash():
     ({"options": {"input_size": 8}}, "encoders.0: give exactly one of `name`"),
 ])
 def test_bad_encoder_references_name_the_field(tmp_path, user_code, encoder, message):
-    data = {"name": "t", "encoders": [encoder], "tasks": [{"name": "a", "dataset": {"kind": "demo", "specialty": "derm"}}]}
+    task = {"name": "a", "dataset": {"kind": "demo", "specialty": "derm"}}
+    data = {"name": "t", "encoders": [encoder], "tasks": [task]}
     with pytest.raises(SuiteError, match="suite.yaml: ") as info:
         parse_suite(data, source="suite.yaml")
     assert message in str(info.value) and "\n" not in str(info.value)

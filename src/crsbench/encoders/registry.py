@@ -113,7 +113,9 @@ def build_encoder(spec: EncoderSpec, **options):
     try:
         module = BUILDERS[spec.source]
     except KeyError:
-        raise EncoderError(f"encoder {spec.name!r}: source {spec.source!r} has no builder; register a factory") from None
+        raise EncoderError(
+            f"encoder {spec.name!r}: source {spec.source!r} has no builder; register a factory"
+        ) from None
     return _with_meta(importlib.import_module(module).build(spec, **options))
 
 
@@ -159,7 +161,9 @@ def encoder_from_factory(reference: str, **options):
 
 def _checked(encoder, name: str):
     if not isinstance(getattr(encoder, "spec", None), EncoderSpec) or not callable(getattr(encoder, "encode", None)):
-        raise EncoderError(f"encoder {name!r}: the factory must return an object with `spec` (EncoderSpec) and `encode`")
+        raise EncoderError(
+            f"encoder {name!r}: the factory must return an object with `spec` (EncoderSpec) and `encode`"
+        )
     return _with_meta(encoder)
 
 

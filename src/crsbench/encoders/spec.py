@@ -144,7 +144,8 @@ class EncoderSpec(_Strict):
     def _consistent(self) -> "EncoderSpec":
         expected = ADAPTER_OPTIONS[self.source]
         if type(self.adapter) is not expected:
-            raise ValueError(f"adapter: source {self.source!r} takes {expected.__name__}, got {type(self.adapter).__name__}")
+            got = type(self.adapter).__name__
+            raise ValueError(f"adapter: source {self.source!r} takes {expected.__name__}, got {got}")
         if self.crop is not None and self.crop > self.resize:
             raise ValueError(f"crop {self.crop} is larger than resize {self.resize}")
         if any(s <= 0 for s in self.std):
