@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -26,8 +25,9 @@ import torch
 from crsbench.datasets.base import ArrayImages
 from crsbench.embed import resize_batch
 from crsbench.encoders.base import normalise_batch
-from crsbench.encoders.zoo import ZOO, build_entry
-from crsbench.extraction import iter_batches, select_device
+from crsbench.encoders.registry import build_encoder, encoder_spec
+from crsbench.encoders.torch_base import select_device
+from crsbench.extraction import iter_batches
 
 SIZE = 224
 
@@ -73,13 +73,13 @@ def main() -> int:
     torch.manual_seed(0)
     reference = timm.create_model(args.arch, pretrained=False, num_classes=0).eval().to(device)
     array = np.random.default_rng(0).integers(0, 256, (args.images, SIZE, SIZE, 3), dtype=np.uint8)
-    entry = replace(ZOO["resnet50-in1k"], name=f"bench-{args.arch}", input_size=SIZE, resize_to=None,
-                    options={"arch": args.arch})
+    entry = encoder_spec("resnet50-in1k").replace(name=f"bench-{args.arch}", resize=SIZE, crop=None,
+                                                  adapter={"arch": args.arch})
 
     with tempfile.TemporaryDirectory() as folder:
         save_file({k: v.contiguous().cpu() for k, v in reference.state_dict().items()},
                   str(Path(folder) / "model.safetensors"))
-        encoder = build_entry(entry, weights=folder, device=device, precision="fp32")
+        encoder = build_encoder(entry, weights=folder, device=device, precision="fp32")
         encoder.encode(array[:2])  # build and load outside the timed rounds, as a run does once
         plain(reference, array[:2], 2, entry.mean, entry.std, device)  # same warm-up for the loop
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,15 +14,16 @@ timm = pytest.importorskip("timm")
 open_clip = pytest.importorskip("open_clip")
 
 from crsbench.encoders.adapters.weights import load_state_dict  # noqa: E402
-from crsbench.encoders.zoo import ZOO, build_entry  # noqa: E402
+from crsbench.encoders.registry import build_encoder, encoder_spec  # noqa: E402
 from crsbench.errors import EncoderError  # noqa: E402
 
 from _zoo_helpers import images, offline  # noqa: E402,F401
 
 
 def _retfound_like(arch="test_vit"):
-    return replace(ZOO["retfound-cfp"], name="tiny-retfound", hub_repo=None, input_size=160, resize_to=168,
-                   embed_dim=64, options={**ZOO["retfound-cfp"].options, "arch": arch, "files": ("ckpt.pth",)})
+    return encoder_spec("retfound-cfp").replace(
+        name="tiny-retfound", hub_repo=None, crop=160, resize=168, embed_dim=64,
+        adapter={**encoder_spec("retfound-cfp").adapter.model_dump(), "arch": arch, "files": ("ckpt.pth",)})
 
 
 def test_mae_style_checkpoint_with_wrapper_and_decoder_loads(tmp_path, offline):
@@ -32,13 +32,13 @@ def test_mae_style_checkpoint_with_wrapper_and_decoder_loads(tmp_path, offline):
     model = timm.create_model("test_vit", pretrained=False, num_classes=0).eval()
     state = dict(model.state_dict(), **{"decoder_embed.weight": torch.zeros(2, 2), "mask_token": torch.zeros(1, 1, 2)})
     torch.save({"model": state, "epoch": 3}, tmp_path / "ckpt.pth")
-    encoder = build_entry(_retfound_like(), weights=str(tmp_path))
+    encoder = build_encoder(_retfound_like(), weights=str(tmp_path))
     batch = images(2, 168)
     vectors = encoder.encode(batch)
     with torch.inference_mode():
         expected = model(encoder.preprocess(batch)).numpy()
     np.testing.assert_allclose(vectors, expected, rtol=1e-5, atol=1e-5)
-    assert encoder.meta.revision == "local:" + tmp_path.name  # the cache key says the weights are local
+    assert encoder.spec.revision == "local:" + tmp_path.name  # the cache key says the weights are local
 
 
 def test_pickled_code_is_refused_in_one_line(tmp_path):
@@ -66,9 +66,9 @@ def test_openai_format_clip_checkpoint_into_open_clip_tower(tmp_path, offline):
     torch.manual_seed(0)
     reference = open_clip.create_model("tiny-openai-clip").eval()
     torch.save(reference.state_dict(), tmp_path / "chexzero.pt")
-    entry = replace(ZOO["chexzero"], name="tiny-chexzero", input_size=32, embed_dim=16,
-                    options={**ZOO["chexzero"].options, "model": "tiny-openai-clip"})
-    encoder = build_entry(entry, weights=str(tmp_path / "chexzero.pt"))
+    adapter = {**encoder_spec("chexzero").adapter.model_dump(), "model": "tiny-openai-clip"}
+    entry = encoder_spec("chexzero").replace(name="tiny-chexzero", resize=32, embed_dim=16, adapter=adapter)
+    encoder = build_encoder(entry, weights=str(tmp_path / "chexzero.pt"))
     batch = images(2, 32)
     with torch.inference_mode():
         expected = reference.encode_image(encoder.preprocess(batch)).numpy()
@@ -76,7 +76,7 @@ def test_openai_format_clip_checkpoint_into_open_clip_tower(tmp_path, offline):
 
 
 def test_weights_off_the_hub_need_a_path(offline):
-    encoder = build_entry(ZOO["panderm-large"])
+    encoder = build_encoder(encoder_spec("panderm-large"))
     with pytest.raises(EncoderError) as info:
         encoder.encode(images(1, 224))
     message = str(info.value)
@@ -85,4 +85,4 @@ def test_weights_off_the_hub_need_a_path(offline):
 
 def test_weights_path_that_does_not_exist(tmp_path):
     with pytest.raises(EncoderError, match="does not exist"):
-        build_entry(ZOO["chexzero"], weights=str(tmp_path / "nope.pt"))
+        build_encoder(encoder_spec("chexzero"), weights=str(tmp_path / "nope.pt"))

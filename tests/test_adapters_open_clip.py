@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ open_clip = pytest.importorskip("open_clip")
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-from crsbench.encoders.zoo import ZOO, build_entry  # noqa: E402
+from crsbench.encoders.registry import build_encoder, encoder_spec  # noqa: E402
 
 from _zoo_helpers import images, offline  # noqa: E402,F401
 
@@ -23,7 +22,7 @@ MODEL_CFG = {
     "text_cfg": {"context_length": 8, "vocab_size": 64, "width": 16, "heads": 2, "layers": 1},
 }
 PREPROCESS_CFG = {
-    "mean": list(ZOO["biomedclip"].mean), "std": list(ZOO["biomedclip"].std),
+    "mean": list(encoder_spec("biomedclip").mean), "std": list(encoder_spec("biomedclip").std),
     "interpolation": "bicubic", "resize_mode": "shortest",
 }
 
@@ -42,7 +41,7 @@ def tiny_clip_dir(tmp_path_factory):
 
 
 def _entry():
-    return replace(ZOO["biomedclip"], name="tiny-clip", input_size=SIZE, embed_dim=16)
+    return encoder_spec("biomedclip").replace(name="tiny-clip", resize=SIZE, embed_dim=16)
 
 
 def test_embeddings_and_preprocessing_match_open_clip(tiny_clip_dir, offline):
@@ -51,7 +50,7 @@ def test_embeddings_and_preprocessing_match_open_clip(tiny_clip_dir, offline):
     # open_clip's own loading path for the same folder: the reference model and transform
     reference, _, preprocess = open_clip.create_model_and_transforms(f"local-dir:{tiny_clip_dir}")
     reference.eval()
-    encoder = build_entry(_entry(), weights=str(tiny_clip_dir))
+    encoder = build_encoder(_entry(), weights=str(tiny_clip_dir))
     batch = images(2, SIZE)
     ours = encoder.preprocess(batch)
     theirs = torch.stack([preprocess(Image.fromarray(image)) for image in batch])
@@ -66,7 +65,7 @@ def test_embeddings_and_preprocessing_match_open_clip(tiny_clip_dir, offline):
 
 
 def test_only_the_vision_tower_is_built(tiny_clip_dir, offline):
-    encoder = build_entry(_entry(), weights=str(tiny_clip_dir))
+    encoder = build_encoder(_entry(), weights=str(tiny_clip_dir))
     encoder.encode(images(1, SIZE))
     full = open_clip.CLIP(**MODEL_CFG)
     n_tower = sum(p.numel() for p in encoder.model.parameters())

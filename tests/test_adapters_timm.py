@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
@@ -11,7 +9,7 @@ timm = pytest.importorskip("timm")
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-from crsbench.encoders.zoo import ZOO, build_entry  # noqa: E402
+from crsbench.encoders.registry import build_encoder, encoder_spec  # noqa: E402
 from crsbench.errors import EncoderError  # noqa: E402
 
 from _zoo_helpers import images, offline  # noqa: E402,F401
@@ -32,17 +30,17 @@ def tiny_vit(tmp_path_factory):
 def _entry():
     cfg = timm.create_model("test_vit", pretrained=False).pretrained_cfg
     crop = cfg["input_size"][-1]
-    return replace(
-        ZOO["vit-b16-in21k"], name="tiny-vit", input_size=crop, resize_to=int(crop / cfg["crop_pct"]),
-        mean=tuple(cfg["mean"]), std=tuple(cfg["std"]), embed_dim=64, options={"arch": "test_vit"},
+    return encoder_spec("vit-b16-in21k").replace(
+        name="tiny-vit", crop=crop, resize=int(crop / cfg["crop_pct"]),
+        mean=tuple(cfg["mean"]), std=tuple(cfg["std"]), embed_dim=64, adapter={"arch": "test_vit"},
     )
 
 
 def test_embeddings_match_timm_pre_logits(tiny_vit, offline):
     model, folder = tiny_vit
     entry = _entry()
-    encoder = build_entry(entry, weights=str(folder))
-    batch = images(3, entry.resize_to)
+    encoder = build_encoder(entry, weights=str(folder))
+    batch = images(3, entry.resize)
     vectors = encoder.encode(batch)
     assert vectors.shape == (3, 64) and vectors.dtype == np.float32
     with torch.inference_mode():
@@ -56,12 +54,12 @@ def test_preprocessing_equals_timm_transform(tiny_vit):
 
     model, _ = tiny_vit
     entry = _entry()
-    encoder = build_entry(entry, weights="/")  # preprocessing needs no weights
+    encoder = build_encoder(entry, weights="/")  # preprocessing needs no weights
     transform = timm.data.create_transform(**timm.data.resolve_data_config({}, model=model))
-    image = images(1, entry.resize_to, seed=3)  # the engine hands the adapter resize_to x resize_to images
+    image = images(1, entry.resize, seed=3)  # the engine hands the encoder resize x resize images
     ours = encoder.preprocess(image)[0]
     theirs = transform(Image.fromarray(image[0]))
-    assert ours.shape == theirs.shape == (3, entry.input_size, entry.input_size)
+    assert ours.shape == theirs.shape == (3, entry.crop, entry.crop)
     torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-6)
 
 
@@ -69,12 +67,12 @@ def test_a_single_weights_file_works_and_mismatch_is_one_line(tiny_vit, tmp_path
     from safetensors.torch import save_file
 
     model, folder = tiny_vit
-    encoder = build_entry(_entry(), weights=str(folder / "model.safetensors"))
-    assert encoder.encode(images(1, _entry().resize_to)).shape == (1, 64)
+    encoder = build_encoder(_entry(), weights=str(folder / "model.safetensors"))
+    assert encoder.encode(images(1, _entry().resize)).shape == (1, 64)
     state = {k: v for k, v in model.state_dict().items() if not k.startswith("blocks.0.")}
     save_file({k: v.contiguous() for k, v in state.items()}, str(tmp_path / "broken.safetensors"))
     with pytest.raises(EncoderError, match="missing keys") as info:
-        build_entry(_entry(), weights=str(tmp_path / "broken.safetensors")).encode(images(1, 168))
+        build_encoder(_entry(), weights=str(tmp_path / "broken.safetensors")).encode(images(1, 168))
     assert "\n" not in str(info.value)
 
 
@@ -97,12 +95,12 @@ def test_weights_come_from_the_hub_cache_offline(tiny_vit, hub_cache, offline):
     (repo / "refs" / "main").write_text(commit)
     (repo / "snapshots" / commit).mkdir(parents=True)
     shutil.copy(folder / "model.safetensors", repo / "snapshots" / commit / "model.safetensors")
-    encoder = build_entry(replace(_entry(), hub_repo="timm/tiny-test"))
+    encoder = build_encoder(_entry().replace(hub_repo="timm/tiny-test"))
     assert encoder.encode(images(1, 168)).shape == (1, 64)
 
 
 def test_missing_weights_offline_is_one_actionable_line(offline, hub_cache):
-    encoder = build_entry(replace(_entry(), hub_repo="timm/no-such-model"))
+    encoder = build_encoder(_entry().replace(hub_repo="timm/no-such-model"))
     with pytest.raises(EncoderError) as info:
         encoder.encode(images(1, 168))
     message = str(info.value)

@@ -4,8 +4,6 @@ checkpoint, saved to disk and loaded back; preprocessing equals each model's ima
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
@@ -13,7 +11,7 @@ transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-from crsbench.encoders.zoo import ZOO, build_entry  # noqa: E402
+from crsbench.encoders.registry import build_encoder, encoder_spec  # noqa: E402
 
 from _zoo_helpers import images, offline  # noqa: E402,F401
 
@@ -25,14 +23,14 @@ def _save(model, folder):
     return folder
 
 
-# kind -> (zoo entry it stands in for, model factory, image processor, input size, resize_to)
+# kind -> (catalogue entry it stands in for, model factory, image processor, crop (or size), resize before a crop)
 CASES = {
     "dinov2": (
         "rad-dino",
         lambda: transformers.Dinov2Model(transformers.Dinov2Config(image_size=32, **TINY)),
         lambda e: transformers.BitImageProcessor(
-            size={"shortest_edge": e.resize_to or e.input_size},
-            crop_size={"height": e.input_size, "width": e.input_size},
+            size={"shortest_edge": e.resize},
+            crop_size={"height": (e.crop or e.resize), "width": (e.crop or e.resize)},
             resample=3, image_mean=list(e.mean), image_std=list(e.std)),
         32, 40,
     ),
@@ -40,7 +38,7 @@ CASES = {
         "siglip-base",
         lambda: transformers.SiglipVisionModel(transformers.SiglipVisionConfig(image_size=32, **TINY)),
         lambda e: transformers.SiglipImageProcessor(
-            size={"height": e.input_size, "width": e.input_size}, resample=3,
+            size={"height": (e.crop or e.resize), "width": (e.crop or e.resize)}, resample=3,
             image_mean=list(e.mean), image_std=list(e.std)),
         32, None,
     ),
@@ -49,7 +47,7 @@ CASES = {
         lambda: transformers.CLIPVisionModelWithProjection(
             transformers.CLIPVisionConfig(image_size=32, projection_dim=16, **TINY)),
         lambda e: transformers.CLIPImageProcessor(
-            size={"shortest_edge": e.input_size}, crop_size={"height": e.input_size, "width": e.input_size},
+            size={"shortest_edge": (e.crop or e.resize)}, crop_size={"height": (e.crop or e.resize), "width": (e.crop or e.resize)},
             resample=3, image_mean=list(e.mean), image_std=list(e.std)),
         32, None,
     ),
@@ -63,8 +61,9 @@ def test_vision_tower_embeddings_and_processor(kind, tmp_path, offline):
     torch.manual_seed(0)
     model = make_model().eval()
     folder = _save(model, tmp_path / kind)
-    entry = replace(ZOO[zoo_name], name=f"tiny-{kind}", input_size=size, resize_to=resize_to, embed_dim=32)
-    encoder = build_entry(entry, weights=str(folder))
+    crop = size if resize_to else None
+    entry = encoder_spec(zoo_name).replace(name=f"tiny-{kind}", resize=resize_to or size, crop=crop, embed_dim=32)
+    encoder = build_encoder(entry, weights=str(folder))
 
     batch = images(2, resize_to or size)
     ours = encoder.preprocess(batch)
@@ -99,8 +98,8 @@ def test_gemma3_vision_tower_never_reads_the_language_model(tmp_path, offline):
     config = {"model_type": "gemma3", "vision_config": vision}
     (folder / "config.json").write_text(json.dumps(config))
 
-    entry = replace(ZOO["medgemma-4b-vision"], name="tiny-gemma3", input_size=32, embed_dim=32)
-    encoder = build_entry(entry, weights=str(folder))
+    entry = encoder_spec("medgemma-4b-vision").replace(name="tiny-gemma3", resize=32, embed_dim=32)
+    encoder = build_encoder(entry, weights=str(folder))
     batch = images(2, 32)
     vectors = encoder.encode(batch)
     with torch.inference_mode():
@@ -126,8 +125,8 @@ def test_full_image_text_checkpoint_loads_its_vision_tower(kind, tmp_path, offli
     torch.manual_seed(0)
     full = FULL[kind]().eval()
     folder = _save(full, tmp_path / kind)
-    entry = replace(ZOO[ZOO_NAME[kind]], name=f"tiny-full-{kind}", input_size=32, resize_to=None, embed_dim=16)
-    encoder = build_entry(entry, weights=str(folder))
+    entry = encoder_spec(ZOO_NAME[kind]).replace(name=f"tiny-full-{kind}", resize=32, crop=None, embed_dim=16)
+    encoder = build_encoder(entry, weights=str(folder))
     batch = images(2, 32)
     vectors = encoder.encode(batch)
     with torch.inference_mode():
@@ -146,6 +145,6 @@ def test_a_checkpoint_missing_tensors_is_an_error(tmp_path, offline):
     folder = _save(CASES["dinov2"][1]().eval(), tmp_path / "partial")
     state = load_file(str(folder / "model.safetensors"))
     save_file({k: v for k, v in state.items() if "layer.0.attention" not in k}, str(folder / "model.safetensors"))
-    entry = replace(ZOO["rad-dino"], name="tiny-partial", input_size=32, embed_dim=32)
+    entry = encoder_spec("rad-dino").replace(name="tiny-partial", resize=32, embed_dim=32)
     with pytest.raises(EncoderError, match="lacks"):
-        build_entry(entry, weights=str(folder)).encode(images(1, 32))
+        build_encoder(entry, weights=str(folder)).encode(images(1, 32))

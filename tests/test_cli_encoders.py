@@ -5,7 +5,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from crsbench.cli_encoders import encoders_app
-from crsbench.encoders.zoo import ZOO
+from crsbench.encoders.registry import encoder_names
 
 runner = CliRunner()
 
@@ -13,15 +13,18 @@ runner = CliRunner()
 def test_bare_command_lists_the_whole_registry():
     result = runner.invoke(encoders_app, [], terminal_width=250)
     assert result.exit_code == 0, result.output
-    for name in list(ZOO) + ["efficientnet-lite0", "raw-pixels", "colour-texture"]:
+    for name in encoder_names():
         assert name in result.output
+    assert {"efficientnet-lite0", "raw-pixels", "colour-texture", "rad-dino"} <= set(encoder_names())
     assert "unconfirmed" in result.output and "microsoft/rad-dino" in result.output
+    assert "not pinned" in result.output and "256 -> crop 224" in result.output
 
 
 def test_show_prints_every_field_of_one_entry():
     result = runner.invoke(encoders_app, ["show", "rad-dino"], terminal_width=250)
     assert result.exit_code == 0, result.output
-    for text in ("microsoft/rad-dino", "0.5307", "518", "chest X-ray", "pooler_output", "dinov2"):
+    for text in ("microsoft/rad-dino", "0.5307", "518", "chest X-ray", "pooler_output", "dinov2", "not pinned",
+                 "fingerprint"):
         assert text in result.output
 
 

@@ -3,15 +3,17 @@ import pytest
 
 from crsbench.datasets.base import ArrayImages, DatasetMeta, SplitData, sha256_of
 from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest, content_hash, resize_batch
-from crsbench.encoders.base import EncoderMeta
+from crsbench.encoders.base import EncoderBase
+from crsbench.encoders.spec import EncoderSpec
 
 
-class CountingEncoder:
+class CountingEncoder(EncoderBase):
     """Mean colour per image; counts forward passes so the cache can be checked."""
 
     def __init__(self, revision="1"):
-        self.meta = EncoderMeta(name="counting", family="test", source="test", identifier="counting",
-                                revision=revision, licence="MIT", input_size=16, embed_dim=3)
+        self.spec = EncoderSpec(name="counting", source="user", identifier="counting", revision=revision,
+                                licence="MIT", resize=16, mean=(0.0,) * 3, std=(1.0,) * 3, output="pooled",
+                                embed_dim=3, adapter={})
         self.calls = 0
 
     def encode(self, images):

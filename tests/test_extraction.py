@@ -10,14 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from crsbench.datasets.base import ArrayImages  # noqa: E402
-from crsbench.encoders.base import EncoderMeta, normalise_batch  # noqa: E402
-from crsbench.extraction import (  # noqa: E402
-    TorchEncoderBase,
-    center_crop,
-    iter_batches,
-    resolve_precision,
-    select_device,
-)
+from crsbench.encoders.base import normalise_batch  # noqa: E402
+from crsbench.encoders.spec import EncoderSpec  # noqa: E402
+from crsbench.encoders.torch_base import TorchEncoderBase, center_crop, resolve_precision, select_device  # noqa: E402
+from crsbench.extraction import iter_batches  # noqa: E402
 
 
 class _ListImages:
@@ -91,13 +87,19 @@ class _Linear(TorchEncoderBase):
 
 
 def test_torch_encoder_base_crops_normalises_and_returns_float32():
-    meta = EncoderMeta(name="lin", family="lin", source="local", identifier="lin", revision="1", licence="-",
-                       input_size=6, mean=(0.1, 0.2, 0.3), std=(0.3, 0.2, 0.1))
-    encoder = _Linear(meta, crop=4, device="cpu")
+    spec = EncoderSpec(name="lin", source="user", identifier="lin", revision="1", licence="-", resize=6, crop=4,
+                       mean=(0.1, 0.2, 0.3), std=(0.3, 0.2, 0.1), output="pooled", embed_dim=5, adapter={})
+    encoder = _Linear(spec, device="cpu")
     images = np.random.default_rng(1).integers(0, 256, (3, 6, 6, 3), dtype=np.uint8)
-    expected_pixels = normalise_batch(images[:, 1:5, 1:5], meta.mean, meta.std)
+    expected_pixels = normalise_batch(images[:, 1:5, 1:5], spec.mean, spec.std)
     torch.testing.assert_close(encoder.preprocess(images), expected_pixels)
     first, second = encoder.encode(images), encoder.encode(images)
     assert first.dtype == np.float32 and first.shape == (3, 5) and _Linear.builds == 1  # built once, lazily
     np.testing.assert_array_equal(first, second)
-    assert "precision" not in encoder.meta.extra  # fp32 leaves the cache key alone
+    assert encoder.spec.precision is None and encoder.spec.fingerprint() == spec.fingerprint()  # fp32: same key
+
+
+def test_reduced_precision_is_part_of_the_fingerprint():
+    spec = EncoderSpec(name="lin", source="user", identifier="lin", licence="-", resize=4, mean=(0.5,) * 3,
+                       std=(0.5,) * 3, output="pooled", embed_dim=5, adapter={})
+    assert spec.replace(precision="bf16").fingerprint() != spec.fingerprint()

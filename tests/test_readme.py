@@ -25,3 +25,19 @@ def test_every_command_in_the_readme_table_has_help():
     for command in commands:
         result = CliRunner().invoke(app, [command, "--help"])
         assert result.exit_code == 0, (command, result.output)
+
+
+def test_readme_and_encoder_docs_python_examples_run(monkeypatch):
+    """Every Python example that declares an encoder runs as written and registers the name it gives."""
+    from crsbench.encoders import registry
+
+    original = dict(registry._ENTRIES) if registry.encoder_names() else {}
+    docs = README.parent / "docs" / "encoders.md"
+    blocks = [b for text in (README.read_text(), docs.read_text())
+              for b in re.findall(r"```python\n(.*?)```", text, re.S) if "register_encoder" in b]
+    assert len(blocks) == 4
+    for block in blocks:
+        monkeypatch.setattr(registry, "_ENTRIES", dict(original))  # each example on the untouched registry
+        exec(compile(block, "example", "exec"), {})
+        name = re.search(r'name="([^"]+)"', block).group(1)
+        assert name in registry.encoder_names() and name not in original

@@ -1,4 +1,4 @@
-"""The declarative zoo: 15 families, complete metadata, lazy imports, one-line errors."""
+"""The declarative catalogue: 15 families, complete specs, lazy imports, one-line errors."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from crsbench.encoders.base import GROUPS, CallableEncoder, EncoderMeta
-from crsbench.encoders.registry import encoder_names, get_encoder, register_encoder
-from crsbench.encoders.zoo import ADAPTERS, ZOO, ZooEntry, describe, register_zoo_entry
+from crsbench.encoders.base import GROUPS, CallableEncoder
+from crsbench.encoders.registry import BUILDERS, encoder_names, encoder_spec, get_encoder, register_encoder
+from crsbench.encoders.spec import EncoderSpec
+from crsbench.encoders.zoo import SPECS
 from crsbench.errors import EncoderError
 
 FAMILIES = {
@@ -17,35 +18,34 @@ FAMILIES = {
     "broad-medical": {"BiomedCLIP", "MedSigLIP", "MedGemma image encoder", "PubMedCLIP", "RadImageNet ResNet-50"},
     "specialty": {"PanDerm", "RETFound", "RAD-DINO", "CheXzero"},
 }
+ZOO = {spec.name: spec for spec in SPECS}
 
 
 def test_the_fifteen_families_of_the_protocol():
     by_group = {}
-    for entry in ZOO.values():
-        by_group.setdefault(entry.group, set()).add(entry.family)
+    for spec in SPECS:
+        by_group.setdefault(spec.group, set()).add(spec.family)
     assert by_group == FAMILIES
     assert len(ZOO) == 15 and set(ZOO) <= set(encoder_names())
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_every_entry_is_complete(name):
-    entry = ZOO[name]
-    assert entry.source in ADAPTERS and entry.group in GROUPS
-    for text in (entry.identifier, entry.revision, entry.licence, entry.embedding, entry.card):
+    spec = encoder_spec(name)
+    assert spec is ZOO[name] and spec.source in BUILDERS and spec.group in GROUPS
+    for text in (spec.identifier, spec.licence, spec.output_detail, spec.card):
         assert text
-    assert len(entry.mean) == len(entry.std) == 3 and all(s > 0 for s in entry.std)
-    assert entry.confirmed or entry.status.startswith("unconfirmed: ")
-    assert entry.hub_repo or entry.how_to_get  # a user can always find the weights
-    assert (entry.group == "specialty") == (entry.specialty != "none")
-    meta = describe(name)
-    assert meta.input_size == (entry.resize_to or entry.input_size)
-    assert meta.extra.get("crop", entry.input_size) == entry.input_size <= meta.input_size
+    assert all(s > 0 for s in spec.std)
+    assert spec.confirmed or spec.status.startswith("unconfirmed: ")
+    assert spec.hub_repo or spec.how_to_get  # a user can always find the weights
+    assert (spec.group == "specialty") == (spec.specialty != "none")
+    assert spec.crop is None or spec.crop < spec.resize  # a crop that equals the resize is no crop
 
 
 def test_listing_and_building_import_no_model_library():
     code = (
-        "import sys; from crsbench.encoders.registry import get_encoder, encoder_names;"
-        "from crsbench.encoders.zoo import describe; [describe(n) for n in encoder_names()];"
+        "import sys; from crsbench.encoders.registry import get_encoder, encoder_names, encoder_spec;"
+        "[encoder_spec(n) for n in encoder_names()];"
         "get_encoder('rad-dino'); get_encoder('biomedclip'); get_encoder('resnet50-in1k');"
         "print(sorted(m for m in ('timm', 'open_clip', 'transformers', 'huggingface_hub') if m in sys.modules))"
     )
@@ -67,46 +67,43 @@ def test_unknown_option_is_rejected():
 
 
 def test_revision_and_local_weights_change_the_fingerprint(tmp_path):
-    base = get_encoder("rad-dino").meta.fingerprint()
-    assert get_encoder("rad-dino", revision="abc123").meta.fingerprint() != base
-    assert get_encoder("rad-dino", weights=str(tmp_path)).meta.fingerprint() != base
+    base = get_encoder("rad-dino").spec.fingerprint()
+    assert get_encoder("rad-dino").spec.revision is None  # not pinned
+    assert get_encoder("rad-dino", revision="abc123").spec.fingerprint() != base
+    assert get_encoder("rad-dino", weights=str(tmp_path)).spec.fingerprint() != base
 
 
-def test_declaring_a_new_encoder_is_a_few_lines():
-    entry = ZooEntry(
+def test_declaring_a_new_encoder_is_a_few_lines(monkeypatch):
+    from crsbench.encoders import registry
+
+    encoder_names()
+    monkeypatch.setattr(registry, "_ENTRIES", dict(registry._ENTRIES))  # leave the global registry as it was
+    spec = EncoderSpec(
         name="my-derm-vit", family="my lab's ViT", group="specialty", specialty="dermatology", source="timm",
-        identifier="my-lab/derm-vit", revision="v1", licence="internal", input_size=224, mean=(0.5,) * 3,
-        std=(0.5,) * 3, embedding="cls", embed_dim=768, card="224x224", options={"arch": "vit_base_patch16_224"},
+        identifier="my-lab/derm-vit", revision="v1", licence="internal", resize=224, mean=(0.5,) * 3,
+        std=(0.5,) * 3, output="cls", embed_dim=768, card="224x224", adapter={"arch": "vit_base_patch16_224"},
     )
-    register_zoo_entry(entry)
-    try:
-        assert "my-derm-vit" in encoder_names() and describe("my-derm-vit").identifier == "my-lab/derm-vit"
-        with pytest.raises(EncoderError, match="already registered"):
-            register_zoo_entry(entry)
-    finally:
-        from crsbench.encoders import registry
-
-        registry._FACTORIES.pop("my-derm-vit")
-        ZOO.pop("my-derm-vit")
+    register_encoder(spec)
+    assert "my-derm-vit" in encoder_names() and encoder_spec("my-derm-vit").identifier == "my-lab/derm-vit"
+    with pytest.raises(EncoderError, match="already registered"):
+        register_encoder(spec)
 
 
-def test_any_callable_is_an_encoder():
-    meta = EncoderMeta(name="mean-colour", family="mean colour", source="builtin", identifier="mean-colour",
-                       revision="1", licence="Apache-2.0", input_size=32, group="baseline")
-    register_encoder("mean-colour", lambda: CallableEncoder(meta, lambda x: x.mean(axis=(1, 2))))
-    try:
-        vectors = get_encoder("mean-colour").encode(np.full((2, 32, 32, 3), 255, np.uint8))
-        assert vectors.dtype == np.float32 and vectors.shape == (2, 3)
-        assert describe("mean-colour").name == "mean-colour"
-    finally:
-        from crsbench.encoders import registry
+def test_any_callable_is_an_encoder(monkeypatch):
+    from crsbench.encoders import registry
 
-        registry._FACTORIES.pop("mean-colour")
+    encoder_names()
+    monkeypatch.setattr(registry, "_ENTRIES", dict(registry._ENTRIES))
+    spec = EncoderSpec(name="mean-colour", family="mean colour", source="user", identifier="mean-colour",
+                       revision="1", licence="Apache-2.0", resize=32, mean=(0.0,) * 3, std=(1.0,) * 3,
+                       output="pooled", embed_dim=3, group="baseline", adapter={})
+    register_encoder(spec, lambda: CallableEncoder(spec, lambda x: x.mean(axis=(1, 2))))
+    vectors = get_encoder("mean-colour").encode(np.full((2, 32, 32, 3), 255, np.uint8))
+    assert vectors.dtype == np.float32 and vectors.shape == (2, 3)
+    assert encoder_spec("mean-colour") is spec
 
 
 def test_engine_resize_follows_each_card():
-    from crsbench.encoders.zoo import ZOO
-
-    for name, entry in ZOO.items():
-        expected = "bicubic" if "bicubic" in entry.card else "bilinear"
-        assert entry.meta().resize == f"{expected}-antialias", name
+    for spec in SPECS:
+        expected = "bicubic" if "bicubic" in spec.card else "bilinear"
+        assert spec.interpolation == expected, spec.name

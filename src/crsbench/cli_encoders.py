@@ -12,7 +12,6 @@ from rich.table import Table
 from rich.text import Text
 
 from crsbench.cli_errors import handled
-from crsbench.errors import EncoderError
 
 encoders_app = typer.Typer(
     help="List the encoder registry, or show one encoder's entry.",
@@ -26,19 +25,16 @@ def _console(min_width: int) -> Console:
     """Wide enough that identifiers print whole, rather than folded at 80 columns when piped."""
     return Console(width=max(Console().width, min_width))
 
-COLUMNS = ("name", "group", "source", "identifier", "revision", "input", "embedding", "status")
-
+COLUMNS = ("name", "group", "source", "identifier", "revision", "input", "output", "status")
 
 
 def _row(name: str) -> tuple[str, ...]:
-    from crsbench.encoders.zoo import ZOO, describe
+    from crsbench.encoders.registry import encoder_spec
 
-    meta = describe(name)
-    entry = ZOO.get(name)
-    size = f"{meta.input_size}" + (f" -> crop {meta.extra['crop']}" if "crop" in meta.extra else "")
-    status = ("confirmed" if entry.confirmed else "unconfirmed") if entry else "built-in"
-    embedding = meta.embedding.split(" (")[0]  # the short form; `show` prints the full wording
-    return (name, meta.group, meta.source, meta.identifier, meta.revision, size, embedding, status)
+    spec = encoder_spec(name)
+    size = f"{spec.resize}" + (f" -> crop {spec.crop}" if spec.crop else "")
+    status = spec.status.split(":")[0]  # the short form; `show` prints the full wording
+    return (name, spec.group, spec.source, spec.identifier, spec.revision_label, size, spec.output, status)
 
 
 def registry_table() -> Table:
@@ -50,6 +46,21 @@ def registry_table() -> Table:
     for name in encoder_names():
         table.add_row(*(Text(str(cell)) for cell in _row(name)))
     return table
+
+
+def _fields(name: str) -> dict:
+    """Every field of a spec, in declaration order, with the fingerprint the cache keys use."""
+    from crsbench.encoders.registry import encoder_spec
+
+    spec = encoder_spec(name)
+    fields = spec.as_dict()
+    fields["revision"] = spec.revision_label
+    fields["crop"] = spec.crop or "no crop"
+    fields["precision"] = spec.precision or "fp32"
+    fields["adapter"] = spec.adapter.model_dump(mode="json")
+    fields["weights_from"] = spec.hub_repo or f"local only: {spec.how_to_get or 'a `weights:` path'}"
+    fields["fingerprint"] = spec.fingerprint()
+    return fields
 
 
 @encoders_app.callback()
@@ -65,18 +76,7 @@ def list_encoders(ctx: typer.Context) -> None:
 @handled
 def show(name: str = typer.Argument(..., help="an encoder name from `crsbench encoders`")) -> None:
     """Every field of one encoder's entry."""
-    from crsbench.encoders.registry import encoder_names
-    from crsbench.encoders.zoo import ZOO, describe
-
-    if name not in encoder_names():
-        raise EncoderError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}")
-    fields = describe(name).as_dict()
-    entry = ZOO.get(name)
-    if entry is not None:
-        fields.update(
-            status=entry.status, weights_from=entry.hub_repo or f"local only: {entry.how_to_get}",
-            adapter_options=entry.options,
-        )
+    fields = _fields(name)
     table = Table(title=name, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")

@@ -1,131 +1,17 @@
-"""What every torch-backed encoder shares, and the batch pipeline that feeds the extraction engine.
+"""The batch pipeline that feeds the extraction engine.
 
-`TorchEncoderBase` owns the device (cuda, then mps, then cpu), optional bf16/fp16 autocast on a GPU,
-`torch.inference_mode`, the centre crop and the mean/std normalisation; an adapter only builds its
-model and says which output is the embedding. `iter_batches` reads, alters and resizes images in
-DataLoader workers, in split order, so the engine's rows always line up with the split's ids.
+`iter_batches` reads, alters and resizes images in DataLoader workers, in split order, so the
+engine's rows always line up with the split's ids. What torch encoders share (device, precision,
+crop, normalisation) lives in `crsbench.encoders.torch_base`.
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from crsbench.datasets.base import ImageSource, images_batch
-from crsbench.encoders.base import EncoderMeta
-
-# "auto" picks the fastest safe choice for the device; "fp32" turns autocast off everywhere
-PRECISIONS = ("auto", "bf16", "fp16", "fp32")
-
-
-def select_device(preference: str = "auto") -> str:
-    """'auto' -> cuda if present, else mps, else cpu; anything else is passed to torch as given."""
-    import torch
-
-    if preference != "auto":
-        return preference
-    if torch.cuda.is_available():
-        return "cuda"
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return "mps"
-    return "cpu"
-
-
-def resolve_precision(device: str, precision: str = "auto") -> str:
-    """Autocast only on a GPU: on cpu and mps 'auto' means fp32 (CPU autocast is slower, not faster)."""
-    import torch
-
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    on_cuda = device.startswith("cuda")
-    if precision == "auto":
-        if not on_cuda:
-            return "fp32"
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return precision if on_cuda or precision == "fp32" else "fp32"
-
-
-_AUTOCAST_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
-
-
-def autocast_context(device: str, precision: str):
-    import torch
-
-    if precision == "fp32":
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device.split(":")[0], dtype=getattr(torch, _AUTOCAST_DTYPES[precision]))
-
-
-def center_crop(x, size: int):
-    """[n, C, H, W] -> [n, C, size, size], the same offsets torchvision's CenterCrop uses."""
-    h, w = x.shape[-2:]
-    if h == size and w == size:
-        return x
-    top, left = int(round((h - size) / 2.0)), int(round((w - size) / 2.0))
-    return x[..., top : top + size, left : left + size]
-
-
-class TorchEncoderBase:
-    """An Encoder whose model is a torch module built lazily on first use.
-
-    Subclasses implement `build_model()` (returns an eval-mode module, weights loaded) and
-    `embed(model, pixels)` (float tensor [n, 3, crop, crop] -> [n, d]).
-    """
-
-    def __init__(self, meta: EncoderMeta, *, crop: int | None = None, device: str = "auto", precision: str = "auto"):
-        self.device = select_device(device)
-        self.precision = resolve_precision(self.device, precision)
-        if self.precision != "fp32":
-            # reduced precision changes the vectors, so it must change the cache key
-            meta = _with_extra(meta, precision=self.precision)
-        self.meta = meta
-        self.crop = crop or meta.input_size
-        self._model = None
-
-    def build_model(self):
-        raise NotImplementedError
-
-    def embed(self, model, pixels):
-        raise NotImplementedError
-
-    @property
-    def model(self):
-        if self._model is None:
-            self._model = self.build_model().eval().to(self.device)
-        return self._model
-
-    def preprocess(self, images: np.ndarray):
-        """uint8 [n, S, S, 3] -> normalised float32 [n, 3, crop, crop] on the device.
-
-        The uint8 batch crosses to the device before conversion: a quarter of the bytes of float32.
-        """
-        import torch
-
-        x = torch.from_numpy(np.ascontiguousarray(images)).to(self.device, non_blocking=True)
-        x = center_crop(x.permute(0, 3, 1, 2), self.crop).float().div_(255.0)
-        mean = torch.tensor(self.meta.mean, dtype=torch.float32, device=self.device).view(1, 3, 1, 1)
-        std = torch.tensor(self.meta.std, dtype=torch.float32, device=self.device).view(1, 3, 1, 1)
-        return (x - mean) / std
-
-    def encode(self, images: np.ndarray) -> np.ndarray:
-        import torch
-
-        model = self.model
-        with torch.inference_mode(), autocast_context(self.device, self.precision):
-            vectors = self.embed(model, self.preprocess(images))
-        return vectors.float().cpu().numpy()
-
-
-def _with_extra(meta: EncoderMeta, **extra) -> EncoderMeta:
-    from dataclasses import replace
-
-    return replace(meta, extra={**meta.extra, **extra})
-
-
-# --- the batch pipeline --------------------------------------------------------------------------
 
 BatchPrepare = Callable[[np.ndarray, Sequence[str]], np.ndarray]
 

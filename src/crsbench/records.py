@@ -48,8 +48,11 @@ class RunRecord(BaseModel):
     run_id: Optional[str] = _column("the session that wrote the record")
     suite_hash: Optional[str] = _column("hash of the validated suite", role="identity")
     encoder: str = _column("registry name or suite label, e.g. `efficientnet-lite0`", role="key", scored=True)
-    encoder_revision: Optional[str] = _column("pinned weights revision")
-    encoder_fingerprint: Optional[str] = _column("hash of name, revision and preprocessing", role="identity")
+    encoder_revision: Optional[str] = _column("pinned weights revision (null when not pinned)")
+    encoder_fingerprint: Optional[str] = _column(
+        "`EncoderSpec.fingerprint()`: hash of what changes the vectors (weights, revision, preprocessing, output,"
+        " adapter options, precision)", role="identity"
+    )
     task: str = _column("task name in the suite, e.g. `derm`", role="key", scored=True)
     dataset: Optional[str] = _column("dataset name")
     dataset_fingerprint: Optional[str] = _column("content hash of the dataset", role="identity")

@@ -22,7 +22,6 @@ from crsbench.datasets.base import Dataset
 from crsbench.datasets.registry import get_dataset
 from crsbench.embed import CLEAN, CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest
 from crsbench.encoders.base import Encoder
-from crsbench.encoders.registry import get_encoder
 from crsbench.errors import CRSBenchError
 from crsbench.executors import LocalExecutor
 from crsbench.pipeline import EvalSet, TaskEmbeddings, run_unit
@@ -62,8 +61,7 @@ class _Resolved:
 
 
 def _resolve(suite: Suite) -> _Resolved:
-    encoders = {spec.label: _named(f"encoders.{i}", get_encoder, spec.name, **spec.options)
-                for i, spec in enumerate(suite.encoder_specs)}
+    encoders = {choice.label: _named(f"encoders.{i}", choice.build) for i, choice in enumerate(suite.encoder_specs)}
     datasets = {t.name: _named(f"tasks.{i}.dataset", get_dataset, t.dataset.kind, **t.dataset.options())
                 for i, t in enumerate(suite.tasks)}
     shifts = {t.name: _named(f"tasks.{i}.shift", get_dataset, t.shift.kind, **t.shift.options())

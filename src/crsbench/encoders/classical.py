@@ -8,65 +8,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from crsbench.encoders.base import EncoderMeta
-
-
-def raw_pixels_meta(input_size: int = 16) -> EncoderMeta:
-    return EncoderMeta(
-        name=f"raw-pixels-{input_size}",
-        family="raw pixels",
-        source="builtin",
-        identifier=f"raw-pixels-{input_size}",
-        revision="1",
-        licence="Apache-2.0",
-        input_size=input_size,
-        mean=(0.0, 0.0, 0.0),
-        std=(1.0, 1.0, 1.0),
-        embedding="flattened pixels",
-        group="baseline",
-        embed_dim=input_size * input_size * 3,
-        notes="The image resized to a thumbnail and flattened; the floor any encoder must clear.",
-    )
-
-
-class RawPixelsEncoder:
-    def __init__(self, input_size: int = 16):
-        self.meta = raw_pixels_meta(input_size)
-
-    def encode(self, images: np.ndarray) -> np.ndarray:
-        return images.reshape(len(images), -1).astype(np.float32) / 255.0
-
+from crsbench.encoders.base import EncoderBase, check_options
+from crsbench.encoders.spec import EncoderSpec
 
 COLOUR_BINS = 16
 GRID = 4
 ORIENTATION_BINS = 9
 
 
-def colour_texture_meta(input_size: int = 64) -> EncoderMeta:
-    dim = 3 * COLOUR_BINS + 2 * 3 * GRID * GRID + ORIENTATION_BINS * GRID * GRID + 256
-    return EncoderMeta(
-        name="colour-texture",
-        family="colour and texture descriptors",
-        source="builtin",
-        identifier="colour-texture",
-        revision="1",
-        licence="Apache-2.0",
-        input_size=input_size,
-        mean=(0.0, 0.0, 0.0),
-        std=(1.0, 1.0, 1.0),
-        embedding="concatenated descriptors",
-        group="baseline",
-        embed_dim=dim,
-        notes=(
-            f"Per-channel colour histograms ({COLOUR_BINS} bins), {GRID}x{GRID} grid mean and std per channel, "
-            f"gradient-orientation histograms ({ORIENTATION_BINS} bins) per grid cell, 8-neighbour LBP histogram."
-        ),
-    )
+class RawPixelsEncoder(EncoderBase):
+    def __init__(self, spec: EncoderSpec):
+        self.spec = spec
+
+    def encode(self, images: np.ndarray) -> np.ndarray:
+        return images.reshape(len(images), -1).astype(np.float32) / 255.0
 
 
-class ColourTextureEncoder:
-    def __init__(self, input_size: int = 64):
-        self.meta = colour_texture_meta(input_size)
+class ColourTextureEncoder(EncoderBase):
+    def __init__(self, spec: EncoderSpec):
+        self.spec = spec
 
     def encode(self, images: np.ndarray) -> np.ndarray:
         x = images.astype(np.float32) / 255.0  # [n, S, S, 3]
@@ -78,6 +38,21 @@ class ColourTextureEncoder:
             _lbp_histogram(grey),
         ]
         return np.concatenate(parts, axis=1).astype(np.float32)
+
+
+# adapter kind -> (encoder class, its vector length at a given input size)
+KINDS = {
+    "raw-pixels": (RawPixelsEncoder, lambda size, spec: size * size * 3),
+    "colour-texture": (ColourTextureEncoder, lambda size, spec: spec.embed_dim),
+}
+
+
+def build(spec: EncoderSpec, **options):
+    """Suite option `input_size`: the engine's square size (default: the spec's `resize`)."""
+    check_options(spec, options, ("input_size",))
+    encoder_class, dimension = KINDS[spec.adapter.kind]
+    size = options.get("input_size") or spec.resize
+    return encoder_class(spec.replace(resize=size, embed_dim=dimension(size, spec)))
 
 
 def _colour_histograms(x: np.ndarray) -> np.ndarray:

@@ -1,42 +1,176 @@
-"""Encoders by name: a dict of factories, so adding one is one `register_encoder` call."""
+"""Encoders by name: every entry is an `EncoderSpec`, so listing one builds nothing.
+
+The registry imports nothing concrete. The catalogue modules (pure data) and installed packages'
+entry points (group `crsbench.encoders`) are read on first use; an encoder is built by the module
+its spec's `source` names, imported only then. User code may register a spec with its own factory.
+"""
 
 from __future__ import annotations
 
-from typing import Callable
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Callable, Optional
 
-from crsbench.encoders.base import Encoder
-from crsbench.encoders.classical import ColourTextureEncoder, RawPixelsEncoder
-from crsbench.encoders.efficientnet_lite import EfficientNetLiteEncoder
+from crsbench.encoders.spec import EncoderSpec
 from crsbench.errors import EncoderError
 
-EncoderFactory = Callable[..., Encoder]
+EncoderFactory = Callable[..., Any]  # suite options -> an Encoder
 
-_FACTORIES: dict[str, EncoderFactory] = {
-    "efficientnet-lite0": lambda **opts: EfficientNetLiteEncoder("efficientnet-lite0", **opts),
-    "efficientnet-lite1": lambda **opts: EfficientNetLiteEncoder("efficientnet-lite1", **opts),
-    "efficientnet-lite2": lambda **opts: EfficientNetLiteEncoder("efficientnet-lite2", **opts),
-    "raw-pixels": lambda **opts: RawPixelsEncoder(**opts),
-    "colour-texture": lambda **opts: ColourTextureEncoder(**opts),
+# modules whose `SPECS` make up the catalogue: data only, no model library
+CATALOGUES = ("crsbench.encoders.builtins", "crsbench.encoders.zoo")
+ENTRY_POINT_GROUP = "crsbench.encoders"
+
+# source -> the module whose `build(spec, **options)` turns a spec into an encoder
+BUILDERS = {
+    "timm": "crsbench.encoders.adapters.timm_adapter",
+    "open_clip": "crsbench.encoders.adapters.open_clip_adapter",
+    "transformers": "crsbench.encoders.adapters.transformers_adapter",
+    "local": "crsbench.encoders.adapters.local_adapter",
+    "efficientnet-lite": "crsbench.encoders.efficientnet_lite",
+    "builtin": "crsbench.encoders.classical",
 }
 
 
-def register_encoder(name: str, factory: EncoderFactory, *, replace: bool = False) -> None:
-    if name in _FACTORIES and not replace:
-        raise EncoderError(f"encoder {name!r} is already registered (pass replace=True to override)")
-    _FACTORIES[name] = factory
+@dataclass(frozen=True)
+class _Entry:
+    spec: EncoderSpec
+    factory: Optional[EncoderFactory] = None  # None: built from the spec by its source's builder
+
+
+_ENTRIES: dict[str, _Entry] = {}
+_loaded = False
+
+
+def register_encoder(spec: EncoderSpec, factory: EncoderFactory | None = None, *, replace: bool = False) -> None:
+    """Declare an encoder. Without a factory it is built from the spec (`BUILDERS[spec.source]`)."""
+    _load_catalogue()
+    _add(spec, factory, replace)
+
+
+def _add(spec: EncoderSpec, factory: EncoderFactory | None, replace: bool) -> None:
+    if not isinstance(spec, EncoderSpec):
+        raise EncoderError(f"register_encoder needs an EncoderSpec, got {type(spec).__name__}")
+    if spec.name in _ENTRIES and not replace:
+        raise EncoderError(f"encoder {spec.name!r} is already registered (pass replace=True to override)")
+    if factory is None and spec.source not in BUILDERS:
+        raise EncoderError(f"encoder {spec.name!r}: source {spec.source!r} has no builder; pass a factory")
+    _ENTRIES[spec.name] = _Entry(spec, factory)
+
+
+def unregister_encoder(name: str) -> None:
+    _ENTRIES.pop(name, None)
+
+
+def _load_catalogue() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True  # first, so a catalogue module that registers through this API does not recurse
+    for module in CATALOGUES:
+        for spec in importlib.import_module(module).SPECS:
+            _add(spec, None, replace=False)
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        for spec, factory in _entry_point_specs(entry_point):
+            _add(spec, factory, replace=False)
+
+
+def _entry_point_specs(entry_point) -> list[tuple[EncoderSpec, EncoderFactory | None]]:
+    """An entry point names an EncoderSpec, a list of them, or a callable returning either."""
+    where = f"entry point {entry_point.name!r} ({entry_point.value}) of group {ENTRY_POINT_GROUP!r}"
+    try:
+        value = entry_point.load()
+        if callable(value) and not isinstance(value, EncoderSpec):
+            value = value()
+    except Exception as exc:  # noqa: BLE001 - a broken plug-in is one line naming it
+        raise EncoderError(f"{where}: cannot load ({type(exc).__name__}: {exc})") from None
+    specs = [value] if isinstance(value, EncoderSpec) else list(value) if isinstance(value, (list, tuple)) else None
+    if not specs or not all(isinstance(s, EncoderSpec) for s in specs):
+        raise EncoderError(f"{where}: must give an EncoderSpec or a list of them, got {type(value).__name__}")
+    return [(spec, None) for spec in specs]
 
 
 def encoder_names() -> list[str]:
-    return sorted(_FACTORIES)
+    _load_catalogue()
+    return sorted(_ENTRIES)
 
 
-def get_encoder(name: str, **options) -> Encoder:
+def encoder_spec(name: str) -> EncoderSpec:
+    """An encoder's spec, without building it."""
+    return _entry(name).spec
+
+
+def _entry(name: str) -> _Entry:
+    _load_catalogue()
     try:
-        factory = _FACTORIES[name]
+        return _ENTRIES[name]
     except KeyError:
         raise EncoderError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}") from None
+
+
+def build_encoder(spec: EncoderSpec, **options):
+    """An encoder from its spec and suite options, by the builder of its source."""
     try:
-        return factory(**options)
+        module = BUILDERS[spec.source]
+    except KeyError:
+        raise EncoderError(
+            f"encoder {spec.name!r}: source {spec.source!r} has no builder; register a factory"
+        ) from None
+    return _with_meta(importlib.import_module(module).build(spec, **options))
+
+
+def get_encoder(name: str, **options):
+    """A registered encoder by name, or user code named `module:factory`."""
+    if ":" in name:  # registry names never hold a colon
+        return encoder_from_factory(name, **options)
+    entry = _entry(name)
+    if entry.factory is None:
+        return build_encoder(entry.spec, **options)
+    try:
+        return _checked(entry.factory(**options), name)
     except TypeError as exc:
         raise EncoderError(f"encoder {name!r}: bad options {options}: {exc}") from None
-from crsbench.encoders import zoo as _zoo  # noqa: E402,F401  registers the zoo (after register_encoder exists)
+
+
+def load_factory(reference: str) -> Callable:
+    """'package.module:attribute' -> the callable it names, or one line saying what is wrong."""
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise EncoderError(f"encoder {reference!r}: user code is named 'module:factory'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise EncoderError(f"encoder {reference!r}: cannot import module {module_name!r} ({exc})") from None
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise EncoderError(f"encoder {reference!r}: module {module_name!r} has no callable {attribute!r}")
+    return factory
+
+
+def encoder_from_factory(reference: str, **options):
+    """User code: a factory returning an Encoder, or an EncoderSpec that is then built."""
+    factory = load_factory(reference)
+    try:
+        made = factory(**options)
+    except TypeError as exc:
+        raise EncoderError(f"encoder {reference!r}: bad options {options}: {exc}") from None
+    if isinstance(made, EncoderSpec):
+        return build_encoder(made)
+    return _checked(made, reference)
+
+
+def _checked(encoder, name: str):
+    if not isinstance(getattr(encoder, "spec", None), EncoderSpec) or not callable(getattr(encoder, "encode", None)):
+        raise EncoderError(
+            f"encoder {name!r}: the factory must return an object with `spec` (EncoderSpec) and `encode`"
+        )
+    return _with_meta(encoder)
+
+
+def _with_meta(encoder):
+    # compatibility: removed once embed/runner use .spec
+    if hasattr(encoder, "meta"):
+        return encoder
+    from crsbench.encoders.base import CallableEncoder
+
+    return CallableEncoder(encoder.spec, encoder.encode)

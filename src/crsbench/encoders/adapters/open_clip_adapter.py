@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 from crsbench.encoders.adapters import require
-from crsbench.encoders.adapters.weights import WeightsSource, load_state_dict, load_strict
+from crsbench.encoders.adapters.weights import WeightsSource, load_state_dict, load_strict, resolve_weights
+from crsbench.encoders.spec import EncoderSpec
+from crsbench.encoders.torch_base import TorchEncoderBase
 from crsbench.errors import EncoderError
-from crsbench.extraction import TorchEncoderBase
 
 WEIGHT_FILES = (
     "open_clip_model.safetensors",
@@ -22,45 +23,48 @@ CONFIG_FILE = "open_clip_config.json"
 class OpenClipEncoder(TorchEncoderBase):
     """Embedding = the vision tower's output, i.e. `encode_image` before L2 normalisation (projected)."""
 
-    def __init__(self, entry, meta, weights: WeightsSource, **runtime):
-        super().__init__(meta, crop=entry.input_size, **runtime)
-        self.entry, self.weights = entry, weights
+    outputs = ("projected",)
+
+    def __init__(self, spec: EncoderSpec, weights: WeightsSource, **runtime):
+        super().__init__(spec, **runtime)
+        self.weights = weights
 
     def model_config(self) -> dict:
         """A built-in open_clip config named by option `model` (e.g. OpenAI-format checkpoints such as
         CheXzero), else the repository's open_clip_config.json."""
-        open_clip = require("open_clip", self.meta.name)
-        builtin = self.entry.options.get("model")
+        open_clip = require("open_clip", self.spec.name)
+        builtin = self.spec.adapter.model
         if builtin:
             config = open_clip.get_model_config(builtin)
             if config is None:
-                raise EncoderError(f"encoder {self.meta.name!r}: open_clip has no built-in model {builtin!r}")
+                raise EncoderError(f"encoder {self.spec.name!r}: open_clip has no built-in model {builtin!r}")
         else:
             config = json.loads(self.weights.file(CONFIG_FILE, weights=False).read_text())["model_cfg"]
-        return {**config, **self.entry.options.get("config_overrides", {})}
+        return {**config, **self.spec.adapter.config_overrides}
 
     def build_model(self):
-        require("open_clip", self.meta.name)
+        require("open_clip", self.spec.name)
         from open_clip.model import CLIPVisionCfg, _build_vision_tower
 
         config = self.model_config()
-        path = self.weights.file(*self.entry.options.get("files", WEIGHT_FILES))  # before the build
+        path = self.weights.file(*(self.spec.adapter.files or WEIGHT_FILES))  # before the build
         tower = _build_vision_tower(
             config["embed_dim"],
             CLIPVisionCfg(**config["vision_cfg"]),
             quick_gelu=bool(config.get("quick_gelu", False)),
             cast_dtype=None,
         )
-        state = load_state_dict(path, self.meta.name)
+        state = load_state_dict(path, self.spec.name)
         visual = {k[len("visual."):]: v for k, v in state.items() if k.startswith("visual.")}
         if not visual:
-            raise EncoderError(f"encoder {self.meta.name!r}: the checkpoint has no 'visual.*' tensors")
-        load_strict(tower, visual, self.meta.name)
+            raise EncoderError(f"encoder {self.spec.name!r}: the checkpoint has no 'visual.*' tensors")
+        load_strict(tower, visual, self.spec.name)
         return tower
 
     def embed(self, model, pixels):
         return model(pixels)
 
 
-def build(entry, meta, weights: WeightsSource, **runtime) -> OpenClipEncoder:
-    return OpenClipEncoder(entry, meta, weights, **runtime)
+def build(spec: EncoderSpec, **options) -> OpenClipEncoder:
+    spec, weights, runtime = resolve_weights(spec, options)
+    return OpenClipEncoder(spec, weights, **runtime)

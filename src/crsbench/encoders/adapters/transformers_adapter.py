@@ -13,9 +13,10 @@ import json
 from pathlib import Path
 
 from crsbench.encoders.adapters import require
-from crsbench.encoders.adapters.weights import WeightsSource, load_strict
+from crsbench.encoders.adapters.weights import WeightsSource, load_strict, resolve_weights
+from crsbench.encoders.spec import EncoderSpec
+from crsbench.encoders.torch_base import TorchEncoderBase
 from crsbench.errors import EncoderError
-from crsbench.extraction import TorchEncoderBase
 
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
@@ -48,7 +49,7 @@ def _from_pretrained(class_name: str, vision_config=None):
     def load(encoder: "TransformersEncoder"):
         import torch
 
-        transformers = require("transformers", encoder.meta.name)
+        transformers = require("transformers", encoder.spec.name)
         config_file = encoder.weights.file("config.json", weights=False)
         _fetch_weights(encoder.weights)
         config = vision_config(transformers, json.loads(config_file.read_text())) if vision_config else None
@@ -59,7 +60,7 @@ def _from_pretrained(class_name: str, vision_config=None):
         missing = list(info.get("missing_keys", [])) + [str(m) for m in info.get("mismatched_keys", [])]
         if missing:
             raise EncoderError(
-                f"encoder {encoder.meta.name!r}: checkpoint lacks {len(missing)} tensors of {class_name} "
+                f"encoder {encoder.spec.name!r}: checkpoint lacks {len(missing)} tensors of {class_name} "
                 f"(e.g. {missing[:3]})"
             )
         return model
@@ -68,7 +69,7 @@ def _from_pretrained(class_name: str, vision_config=None):
 
 
 def _gemma3_vision(encoder: "TransformersEncoder"):
-    require("transformers", encoder.meta.name)
+    require("transformers", encoder.spec.name)
     from safetensors import safe_open
     from transformers import SiglipVisionConfig, SiglipVisionModel
 
@@ -83,28 +84,34 @@ def _gemma3_vision(encoder: "TransformersEncoder"):
                 if prefix is not None:
                     state[key[len(prefix):]] = f.get_tensor(key)
     if not state:
-        raise EncoderError(f"encoder {encoder.meta.name!r}: no vision_tower tensors in the checkpoint")
-    load_strict(model, state, encoder.meta.name)
+        raise EncoderError(f"encoder {encoder.spec.name!r}: no vision_tower tensors in the checkpoint")
+    load_strict(model, state, encoder.spec.name)
     return model
 
 
-# kind -> (how the model is loaded, which output is the embedding)
+# kind -> (how the model is loaded, {spec output: how it is read from the model's outputs})
 KINDS = {
-    "dinov2": (_from_pretrained("Dinov2Model"), lambda out: out.pooler_output),
-    "siglip": (_from_pretrained("SiglipVisionModel"), lambda out: out.pooler_output),
-    "clip": (_from_pretrained("CLIPVisionModelWithProjection", _clip_vision_config), lambda out: out.image_embeds),
-    "gemma3-vision": (_gemma3_vision, lambda out: out.last_hidden_state.mean(dim=1)),
+    "dinov2": (_from_pretrained("Dinov2Model"), {"cls": lambda out: out.pooler_output}),
+    "siglip": (_from_pretrained("SiglipVisionModel"), {"pooled": lambda out: out.pooler_output}),
+    "clip": (
+        _from_pretrained("CLIPVisionModelWithProjection", _clip_vision_config),
+        {"projected": lambda out: out.image_embeds},
+    ),
+    "gemma3-vision": (_gemma3_vision, {"pre-projection": lambda out: out.last_hidden_state.mean(dim=1)}),
 }
 
 
 class TransformersEncoder(TorchEncoderBase):
-    def __init__(self, entry, meta, weights: WeightsSource, **runtime):
-        kind = entry.options.get("kind")
-        if kind not in KINDS:
-            raise EncoderError(f"encoder {entry.name!r}: option kind must be one of {sorted(KINDS)}, got {kind!r}")
-        super().__init__(meta, crop=entry.input_size, **runtime)
-        self.entry, self.weights = entry, weights
-        self._load, self._output = KINDS[kind]
+    def __init__(self, spec: EncoderSpec, weights: WeightsSource, **runtime):
+        self._load, outputs = KINDS[spec.adapter.kind]
+        if spec.output not in outputs:
+            raise EncoderError(
+                f"encoder {spec.name!r}: kind {spec.adapter.kind!r} gives output {' or '.join(outputs)}, "
+                f"not {spec.output!r}"
+            )
+        super().__init__(spec, **runtime)
+        self.weights = weights
+        self._output = outputs[spec.output]
 
     def build_model(self):
         return self._load(self)
@@ -113,5 +120,6 @@ class TransformersEncoder(TorchEncoderBase):
         return self._output(model(pixel_values=pixels))
 
 
-def build(entry, meta, weights: WeightsSource, **runtime) -> TransformersEncoder:
-    return TransformersEncoder(entry, meta, weights, **runtime)
+def build(spec: EncoderSpec, **options) -> TransformersEncoder:
+    spec, weights, runtime = resolve_weights(spec, options)
+    return TransformersEncoder(spec, weights, **runtime)

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crsbench.encoders.adapters import require
+from crsbench.encoders.base import check_options
+from crsbench.encoders.spec import EncoderSpec
+from crsbench.encoders.torch_base import RUNTIME_OPTIONS
 from crsbench.errors import EncoderError
 
 _TRUE = {"1", "on", "yes", "true"}
@@ -19,8 +22,23 @@ def offline() -> bool:
 
 
 def pinned(revision: str | None) -> str | None:
-    """'unconfirmed' (or empty) means we could not pin a commit: the hub's default branch is used."""
-    return None if not revision or revision == "unconfirmed" else revision
+    """None (or empty) means not pinned: the hub's default branch is used."""
+    return revision or None
+
+
+WEIGHT_OPTIONS = ("weights", "revision")  # suite options of every encoder whose weights are files
+
+
+def resolve_weights(spec: EncoderSpec, options: dict) -> tuple[EncoderSpec, "WeightsSource", dict]:
+    """Suite options -> (the spec the vectors will come from, where its weights are, runtime options)."""
+    check_options(spec, options, WEIGHT_OPTIONS + RUNTIME_OPTIONS)
+    if options.get("revision"):
+        spec = spec.replace(revision=str(options["revision"]))
+    weights = WeightsSource.of(spec.name, spec.hub_repo, spec.revision, options.get("weights"), spec.how_to_get)
+    if options.get("weights"):
+        # a local file is not the hub's revision: say so in the cache key and the records
+        spec = spec.replace(revision=f"local:{weights.local_path.name}")
+    return spec, weights, {k: options[k] for k in RUNTIME_OPTIONS if k in options}
 
 
 @dataclass(frozen=True)

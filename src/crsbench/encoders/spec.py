@@ -1,0 +1,190 @@
+"""`EncoderSpec`: one frozen, validated value per encoder, holding its metadata and how to load it.
+
+The fields that decide the vectors (source, identifier, weights location and revision, the engine's
+resize, the adapter's crop, the normalisation, which output is the embedding, the adapter options,
+reduced precision) make up `fingerprint()`, which keys the embedding cache and the run records.
+Everything else is description for people (family, group, card wording, notes, status) and can be
+reworded without invalidating a cache.
+
+Preprocessing: the extraction engine resizes every image to a square `resize` x `resize` with
+`interpolation` (antialiased); the encoder then centre-crops `crop` x `crop` when `crop` is set, and
+normalises with `mean` and `std` on [0, 1] pixels.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from crsbench.datasets.base import sha256_of
+from crsbench.errors import EncoderError
+
+# Bumped whenever the fingerprint's material changes on purpose: every cached vector is recomputed.
+FINGERPRINT_VERSION = "encoder-spec-2"
+
+GROUPS = ("general", "broad-medical", "specialty", "baseline")
+
+Source = Literal["timm", "open_clip", "transformers", "local", "efficientnet-lite", "builtin", "user"]
+Output = Literal["cls", "pooled", "projected", "pre-projection", "pixels", "descriptors"]
+Interpolation = Literal["bilinear", "bicubic"]
+ReducedPrecision = Literal["bf16", "fp16"]
+Triple = tuple[float, float, float]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- adapter options, one model per source --------------------------------------------------------
+
+
+class TimmOptions(_Strict):
+    arch: str  # timm's architecture name
+    files: Optional[tuple[str, ...]] = None  # weight file names to look for (None: the adapter's defaults)
+    create_kwargs: dict[str, Any] = Field(default_factory=dict)  # e.g. global_pool
+    ignore_prefixes: tuple[str, ...] = ()  # checkpoint leftovers that are not part of the backbone
+
+
+class OpenClipOptions(_Strict):
+    model: Optional[str] = None  # an open_clip built-in config; None: the repository's open_clip_config.json
+    config_overrides: dict[str, Any] = Field(default_factory=dict)
+    files: Optional[tuple[str, ...]] = None
+
+
+class TransformersOptions(_Strict):
+    kind: Literal["dinov2", "siglip", "clip", "gemma3-vision"]
+
+
+class LocalOptions(_Strict):
+    """A bare checkpoint loaded into an architecture that timm or open_clip builds."""
+
+    arch_library: Literal["timm", "open_clip"]
+    arch: Optional[str] = None  # timm architecture
+    model: Optional[str] = None  # open_clip built-in config
+    config_overrides: dict[str, Any] = Field(default_factory=dict)
+    create_kwargs: dict[str, Any] = Field(default_factory=dict)
+    files: Optional[tuple[str, ...]] = None
+    ignore_prefixes: tuple[str, ...] = ()
+
+
+class EfficientNetLiteOptions(_Strict):
+    variant: Literal["efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2"]
+
+
+class BuiltinOptions(_Strict):
+    kind: Literal["raw-pixels", "colour-texture"]
+
+
+class UserOptions(_Strict):
+    """Code outside the catalogue: `params` holds whatever of it changes the vectors."""
+
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+ADAPTER_OPTIONS: dict[str, type[_Strict]] = {
+    "timm": TimmOptions,
+    "open_clip": OpenClipOptions,
+    "transformers": TransformersOptions,
+    "local": LocalOptions,
+    "efficientnet-lite": EfficientNetLiteOptions,
+    "builtin": BuiltinOptions,
+    "user": UserOptions,
+}
+AdapterOptions = Union[
+    TimmOptions, OpenClipOptions, TransformersOptions, LocalOptions, EfficientNetLiteOptions, BuiltinOptions,
+    UserOptions,
+]
+
+# what changes the vectors; the rest of the spec is description
+VECTOR_FIELDS = frozenset({
+    "source", "identifier", "hub_repo", "revision", "resize", "crop", "interpolation", "mean", "std", "output",
+    "adapter", "precision",
+})
+
+
+class EncoderSpec(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.@=,+-]+$")
+    source: Source
+    identifier: str = Field(min_length=1)  # what a person searches for: hub repo or the checkpoint's public name
+    hub_repo: Optional[str] = None  # where weight files download from (None: local `weights:` only)
+    revision: Optional[str] = None  # a pinned commit or release; None = not pinned (the hub's default branch)
+    licence: str
+    resize: int = Field(gt=0)  # the engine's square size
+    crop: Optional[int] = Field(None, gt=0)  # the encoder's centre crop after the resize; None = no crop
+    interpolation: Interpolation = "bilinear"
+    mean: Triple
+    std: Triple
+    output: Output  # which output of the model is the embedding
+    embed_dim: int = Field(gt=0)
+    adapter: AdapterOptions
+    precision: Optional[ReducedPrecision] = None  # set by the encoder when it runs below fp32
+    # description for people, never part of the fingerprint
+    family: str = ""
+    group: Literal["general", "broad-medical", "specialty", "baseline"] = "general"
+    specialty: str = "none"
+    output_detail: str = ""  # the output in words, e.g. "class token after the final LayerNorm"
+    card: str = ""  # the model card's preprocessing, in its words
+    how_to_get: str = ""  # for weights off the hub
+    status: str = "confirmed"  # or "unconfirmed: <what>", or "built-in"
+    notes: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _adapter_for_source(cls, data: Any) -> Any:
+        """A plain mapping under `adapter` is read with the source's own options model."""
+        if isinstance(data, dict) and isinstance(data.get("adapter", {}), dict):
+            model = ADAPTER_OPTIONS.get(data.get("source"))
+            if model is not None:
+                data = {**data, "adapter": model.model_validate(data.get("adapter", {}))}
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "EncoderSpec":
+        expected = ADAPTER_OPTIONS[self.source]
+        if type(self.adapter) is not expected:
+            got = type(self.adapter).__name__
+            raise ValueError(f"adapter: source {self.source!r} takes {expected.__name__}, got {got}")
+        if self.crop is not None and self.crop > self.resize:
+            raise ValueError(f"crop {self.crop} is larger than resize {self.resize}")
+        if any(s <= 0 for s in self.std):
+            raise ValueError("std must be positive")
+        return self
+
+    @property
+    def revision_label(self) -> str:
+        return self.revision or "not pinned"
+
+    @property
+    def confirmed(self) -> bool:
+        return self.status == "confirmed"
+
+    def fingerprint(self) -> str:
+        """Changes whenever the vectors could change, and only then."""
+        material = self.model_dump(mode="json", include=set(VECTOR_FIELDS))
+        return sha256_of(FINGERPRINT_VERSION, json.dumps(material, sort_keys=True))[:16]
+
+    def replace(self, **changes) -> "EncoderSpec":
+        """A validated copy with some fields changed."""
+        try:
+            return type(self).model_validate({**dict(self), **changes})
+        except ValidationError as exc:
+            raise EncoderError(f"encoder {self.name!r}: {_first_error(exc)}") from None
+
+    def as_dict(self) -> dict:
+        return self.model_dump(mode="json")
+
+
+def parse_spec(data: Any, where: str = "encoder spec") -> EncoderSpec:
+    """A mapping -> EncoderSpec, or one line naming the first bad field."""
+    try:
+        return EncoderSpec.model_validate(data)
+    except ValidationError as exc:
+        raise EncoderError(f"{where}: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(spec)"
+    return f"{field}: {first['msg'].removeprefix('Value error, ')}"
