@@ -67,7 +67,8 @@ def parse_options(kind: str, options: dict[str, Any]) -> KindOptions:
     try:
         return dataset_kind(kind).Options.model_validate(options)
     except ValidationError as error:
-        first = error.errors()[0]
+        # a misspelt option also leaves a required one missing: the misspelling is the better hint
+        first = min(error.errors(), key=lambda e: e["type"] != "extra_forbidden")
         raise OptionError(tuple(first["loc"]), first["msg"].removeprefix("Value error, ")) from None
 
 
