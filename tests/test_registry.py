@@ -107,3 +107,19 @@ def test_folder_kind(tmp_path):
     (tmp_path / "l.csv").write_text("\n".join(rows) + "\n")
     dataset = get_dataset("folder", root=tmp_path, csv=tmp_path / "l.csv", image_size=4)
     assert isinstance(dataset, FolderDataset) and dataset.meta.class_names == ("a", "b")
+
+
+def test_plan_reads_no_data(tmp_path):
+    from crsbench.plan import plan
+
+    suite = parse_suite({
+        "name": "s", "encoders": ["raw-pixels"], "seeds": [0], "fractions": [1.0],
+        "perturbations": {"select": "auto", "severities": [3]},
+        "tasks": [{"name": "derm", "dataset": {"kind": "folder", "root": str(tmp_path / "absent"),
+                                               "csv": str(tmp_path / "absent.csv"), "modality": "dermoscopy"},
+                   "shift": {"kind": "isic2019", "root": str(tmp_path / "absent-isic")}}],
+    })
+    (unit,) = plan(suite)
+    kinds = [c.kind for c in unit.conditions]
+    assert kinds[0] == "clean" and kinds[-1] == "shift" and set(kinds[1:-1]) == {"perturbation"}
+    assert unit.conditions[-1].name == "shift:isic2019"
