@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from crsbench import api
+from crsbench.conditions import Condition
 from crsbench.datasets.registry import get_dataset
 from crsbench.embed import Embedder, EmbeddingRequest
 from crsbench.encoders.registry import get_encoder
 from crsbench.errors import DataError
-from crsbench.robustness import PerturbationCondition
 from crsbench.suite import parse_suite
 
 SIZES = {"n_train": 60, "n_val": 20, "n_test": 30}
@@ -54,7 +54,7 @@ def test_perturbed_and_shifted_records_exist_only_at_full_labels(tmp_path):
 def test_perturbed_embeddings_do_not_depend_on_batch_size():
     encoder = get_encoder("colour-texture")
     dataset = get_dataset("demo", specialty="derm", **SIZES)
-    condition = PerturbationCondition("hair", 4, seed=3)
+    condition = Condition.perturbation("hair", 4, seed=3)
     small = Embedder(batch_size=7).embed(EmbeddingRequest(encoder, dataset, "test", condition)).matrix
     large = Embedder(batch_size=30).embed(EmbeddingRequest(encoder, dataset, "test", condition)).matrix
     clean = Embedder(batch_size=30).embed(EmbeddingRequest(encoder, dataset, "test")).matrix
@@ -63,7 +63,7 @@ def test_perturbed_embeddings_do_not_depend_on_batch_size():
 
 
 def test_perturbation_key_changes_with_severity_seed_and_parameter():
-    ids = {PerturbationCondition("jpeg", s, seed).cache_id() for s in (1, 2) for seed in (0, 1)}
+    ids = {Condition.perturbation("jpeg", s, seed).cache_id() for s in (1, 2) for seed in (0, 1)}
     assert len(ids) == 4 and all("jpeg" in i for i in ids)
 
 

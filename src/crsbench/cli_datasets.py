@@ -40,12 +40,13 @@ def list_datasets(context: typer.Context) -> None:
     """List the known datasets (the published benchmark's four, then the other dataset kinds)."""
     if context.invoked_subcommand is not None:
         return
-    from crsbench.datasets.published import PUBLISHED
-    from crsbench.datasets.registry import known_dataset_kinds
+    from crsbench.datasets.published import PUBLISHED_KINDS as PUBLISHED
+    from crsbench.datasets.registry import dataset_kind, known_dataset_kinds
 
     console.print("[bold]Published benchmark datasets[/] (read from the official release layout, no reformatting)")
-    for info in PUBLISHED.values():
-        console.print(f"\n[bold]{info.kind}[/]  {info.title}: {info.task}")
+    for kind in PUBLISHED:
+        info = dataset_kind(kind).info
+        console.print(f"\n[bold]{kind}[/]  {info.title}: {info.summary}")
         console.print(f"  root:   the `root` option, else ${info.env_var}", highlight=False)
         console.print(f"  layout: {info.layout}", highlight=False)
         console.print(f"  access: {info.access}", highlight=False)
@@ -74,7 +75,7 @@ def check(
 
 
 def _build(kind: str, root: Path, csv, uncertainty, missing: str, images: bool, resplit: bool):
-    from crsbench.datasets.published import PUBLISHED
+    from crsbench.datasets.published import PUBLISHED_KINDS as PUBLISHED
     from crsbench.datasets.registry import get_dataset
 
     if kind not in PUBLISHED:

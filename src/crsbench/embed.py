@@ -14,39 +14,31 @@ import tempfile
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from crsbench.conditions import CLEAN, Condition
 from crsbench.datasets.base import Dataset, ImageSource, sha256_of
 from crsbench.encoders.base import Encoder
 from crsbench.progress import Progress, SilentProgress
 
 
-class ImageCondition(Protocol):
-    """How evaluation images are altered before the encoder sees them; `clean` alters nothing."""
+@dataclass(frozen=True)
+class EncoderFacts:
+    """What the embedding step reads from an encoder, read in one place (`encoder_facts`)."""
 
     name: str
-    severity: int
-
-    def cache_id(self) -> str: ...
-
-    def apply(self, images: np.ndarray, ids: Sequence[str]) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class CleanCondition:
-    name: str = "clean"
-    severity: int = 0
-
-    def cache_id(self) -> str:
-        return "clean"
-
-    def apply(self, images: np.ndarray, ids: Sequence[str]) -> np.ndarray:
-        return images
+    fingerprint: str
+    revision: str | None
+    size: int  # the square size the engine resizes to
+    interpolation: str  # bilinear | bicubic, antialiased
+    embed_dim: int | None
 
 
-CLEAN = CleanCondition()
+def encoder_facts(encoder: Encoder) -> EncoderFacts:
+    spec = encoder.spec
+    return EncoderFacts(spec.name, spec.fingerprint(), spec.revision, spec.resize, spec.interpolation, spec.embed_dim)
 
 
 @dataclass(frozen=True)
@@ -54,18 +46,19 @@ class EmbeddingRequest:
     encoder: Encoder
     dataset: Dataset
     split: str
-    condition: ImageCondition = CLEAN
+    condition: Condition = CLEAN
 
     def key(self) -> str:
-        meta = self.encoder.meta
         return sha256_of(
-            meta.fingerprint(), self.dataset.meta.name, self.dataset.fingerprint(), self.split, self.condition.cache_id()
+            encoder_facts(self.encoder).fingerprint, self.dataset.meta.name, self.dataset.fingerprint(), self.split,
+            self.condition.cache_id(),
         )[:32]
 
     def describe(self) -> dict:
+        facts = encoder_facts(self.encoder)
         return {
-            "encoder": self.encoder.meta.name,
-            "encoder_fingerprint": self.encoder.meta.fingerprint(),
+            "encoder": facts.name,
+            "encoder_fingerprint": facts.fingerprint,
             "dataset": self.dataset.meta.name,
             "dataset_fingerprint": self.dataset.fingerprint(),
             "split": self.split,
@@ -85,10 +78,10 @@ def content_hash(matrix: np.ndarray) -> str:
     return hashlib.sha256(header + np.ascontiguousarray(matrix).tobytes()).hexdigest()[:32]
 
 
-RESIZE_FILTERS = {"bilinear-antialias": "bilinear", "bicubic-antialias": "bicubic"}
+RESIZE_FILTERS = ("bilinear", "bicubic")  # always antialiased, as PIL resizes
 
 
-def resize_batch(images: np.ndarray, size: int, resize: str = "bilinear-antialias") -> np.ndarray:
+def resize_batch(images: np.ndarray, size: int, resize: str = "bilinear") -> np.ndarray:
     """uint8 [b, H, W, 3] -> uint8 [b, size, size, 3]; antialiased as PIL does, with the encoder's filter."""
     if images.shape[1] == size and images.shape[2] == size:
         return images
@@ -98,11 +91,11 @@ def resize_batch(images: np.ndarray, size: int, resize: str = "bilinear-antialia
     if resize not in RESIZE_FILTERS:
         raise ValueError(f"unknown resize {resize!r}; known: {', '.join(RESIZE_FILTERS)}")
     x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float()
-    y = F.interpolate(x, size=(size, size), mode=RESIZE_FILTERS[resize], antialias=True, align_corners=False)
+    y = F.interpolate(x, size=(size, size), mode=resize, antialias=True, align_corners=False)
     return y.round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
 
 
-def _prepare(condition: ImageCondition, size: int, resize: str, batch: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+def _prepare(condition: Condition, size: int, resize: str, batch: np.ndarray, ids: Sequence[str]) -> np.ndarray:
     """Condition, then resize; runs inside DataLoader workers, hence module-level (picklable)."""
     return resize_batch(condition.apply(batch, ids), size, resize)
 
@@ -128,13 +121,14 @@ class Embedder:
         return Embedding(matrix, content_hash(matrix), from_cache=False)
 
     def extract(
-        self, encoder: Encoder, images: ImageSource, ids: Sequence[str], condition: ImageCondition, label: str
+        self, encoder: Encoder, images: ImageSource, ids: Sequence[str], condition: Condition, label: str
     ) -> np.ndarray:
         from crsbench.extraction import iter_batches
 
         n = len(images)
         chunks = []
-        prepare = partial(_prepare, condition, encoder.meta.input_size, encoder.meta.resize)
+        facts = encoder_facts(encoder)
+        prepare = partial(_prepare, condition, facts.size, facts.interpolation)
         with self.progress.task(label, total=n, unit="img") as task:
             for index, batch in iter_batches(images, ids, self.batch_size, num_workers=self.num_workers,
                                              pin_memory=self.pin_memory, prepare=prepare):
@@ -142,13 +136,13 @@ class Embedder:
                 self.forward_passes += 1
                 chunks.append(np.asarray(vectors, dtype=np.float32))
                 task.advance(len(index))
-        return np.concatenate(chunks) if chunks else np.zeros((0, encoder.meta.embed_dim or 0), np.float32)
+        return np.concatenate(chunks) if chunks else np.zeros((0, facts.embed_dim or 0), np.float32)
 
     @staticmethod
     def _label(request: EmbeddingRequest) -> str:
         condition = request.condition.cache_id()
         suffix = "" if condition == "clean" else f" [{condition}]"
-        return f"embed {request.encoder.meta.name} / {request.dataset.meta.name}:{request.split}{suffix}"
+        return f"embed {encoder_facts(request.encoder).name} / {request.dataset.meta.name}:{request.split}{suffix}"
 
 
 class EmbeddingCache:

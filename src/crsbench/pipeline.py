@@ -1,6 +1,8 @@
-"""Probe and evaluate one fit unit on embedding matrices: numeric code, no I/O, no models.
+"""Fit a unit's probe, and score a fitted probe on one condition: numeric code, no I/O, no models.
 
-`run_unit` is what an executor ships to a worker: its inputs are arrays and small values.
+These are what an executor ships to a worker: their inputs are arrays and small values. A fitted unit
+is small (a probe and a few numbers), so the runner keeps every fit of an (encoder, task) while it
+streams the evaluation matrices one condition at a time.
 """
 
 from __future__ import annotations
@@ -11,9 +13,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from crsbench import metrics
-from crsbench.plan import EvalCondition, FitUnit
-from crsbench.probe import ProbeConfig, fit_probe
+from crsbench.conditions import Condition
+from crsbench.plan import FitUnit
+from crsbench.probe import FittedProbe, ProbeConfig, fit_probe
 from crsbench.subsets import fraction_subset
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What every fit of one (encoder, task) pair needs, as arrays."""
+
+    task_type: str
+    n_classes: int
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
+    train_hash: str
 
 
 @dataclass(frozen=True)
@@ -24,17 +40,16 @@ class EvalSet:
 
 
 @dataclass(frozen=True)
-class TaskEmbeddings:
-    """Everything one (encoder, task) pair needs, as arrays."""
+class FittedUnit:
+    """A unit's probe and what its records say about the fit."""
 
+    unit: FitUnit
+    probe: FittedProbe
     task_type: str
-    n_classes: int
-    x_train: np.ndarray
-    y_train: np.ndarray
-    x_val: np.ndarray
-    y_val: np.ndarray
+    n_train: int
+    positives_train: list[int]
     train_hash: str
-    eval_sets: dict  # EvalCondition -> EvalSet
+    fit_seconds: float
 
 
 def positives(task_type: str, y: np.ndarray, n_classes: int) -> list[int]:
@@ -43,47 +58,42 @@ def positives(task_type: str, y: np.ndarray, n_classes: int) -> list[int]:
     return [int(v) for v in np.bincount(y.astype(int), minlength=n_classes)]
 
 
-def run_unit(
-    unit: FitUnit,
-    data: TaskEmbeddings,
-    config: ProbeConfig,
-    conditions: tuple[EvalCondition, ...],
-    fitted: dict | None = None,
-) -> list[dict]:
-    """Fit the unit's probe once, then score it on each requested condition.
+def fit_unit(unit: FitUnit, data: TrainingData, config: ProbeConfig, fitted: dict | None = None) -> FittedUnit:
+    """Fit the unit's probe on its label fraction of the training split, tuned on validation.
 
     `fitted` memoises probes by training subset: at 100% labels every seed draws the whole training
     split, so the five seeds share one fit (the probe is a deterministic function of its subset).
     """
     subset = fraction_subset(data.task_type, data.y_train, unit.task, unit.seed, unit.fraction)
-    x_fit, y_fit = data.x_train[subset], data.y_train[subset]
+    y_fit = data.y_train[subset]
     started = time.perf_counter()
     memo_key = subset.tobytes()
     probe = fitted.get(memo_key) if fitted is not None else None
     if probe is None:
-        probe = fit_probe(data.task_type, x_fit, y_fit, data.x_val, data.y_val, data.n_classes, config)
+        probe = fit_probe(data.task_type, data.x_train[subset], y_fit, data.x_val, data.y_val, data.n_classes, config)
         if fitted is not None:
             fitted[memo_key] = probe
-    fit_seconds = time.perf_counter() - started
-    results = []
-    for condition in conditions:
-        eval_set = data.eval_sets[condition]
-        started = time.perf_counter()
-        scores = metrics.evaluate(data.task_type, eval_set.y, probe.predict_proba(eval_set.x))
-        results.append(
-            {
-                **scores,
-                "condition_kind": condition.kind,
-                "condition": condition.name,
-                "severity": condition.severity,
-                "n_train": int(len(subset)),
-                "positives_train": positives(data.task_type, y_fit, data.n_classes),
-                "probe_c": probe.summary_c,
-                "probe_val_nll": probe.val_nll,
-                "embedding_hash_train": data.train_hash,
-                "embedding_hash_eval": eval_set.embedding_hash,
-                "fit_seconds": fit_seconds,
-                "eval_seconds": time.perf_counter() - started,
-            }
-        )
-    return results
+    return FittedUnit(
+        unit, probe, data.task_type, int(len(subset)), positives(data.task_type, y_fit, data.n_classes),
+        data.train_hash, time.perf_counter() - started,
+    )
+
+
+def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> dict:
+    """One record's numbers: the fitted probe scored on one condition's evaluation set."""
+    started = time.perf_counter()
+    scores = metrics.evaluate(fitted.task_type, eval_set.y, fitted.probe.predict_proba(eval_set.x))
+    return {
+        **scores,
+        "condition_kind": condition.kind,
+        "condition": condition.name,
+        "severity": condition.severity,
+        "n_train": fitted.n_train,
+        "positives_train": fitted.positives_train,
+        "probe_c": fitted.probe.summary_c,
+        "probe_val_nll": fitted.probe.val_nll,
+        "embedding_hash_train": fitted.train_hash,
+        "embedding_hash_eval": eval_set.embedding_hash,
+        "fit_seconds": fitted.fit_seconds,
+        "eval_seconds": time.perf_counter() - started,
+    }

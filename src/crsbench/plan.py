@@ -1,24 +1,19 @@
-"""Suite -> work units. Pure data, so any executor can run it and a rerun subtracts what is stored.
+"""Suite -> work units. Pure data from the suite alone (no dataset is read), so any executor can run
+it and a rerun subtracts what is stored.
 
 One fit unit per (encoder, task, seed, fraction); it carries the evaluation conditions it must score.
+The names a condition needs (a shift dataset's name, the modality that picks perturbations) come from
+each dataset kind's declared `DatasetInfo`, computed from its options.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crsbench.conditions import CLEAN, Condition
 from crsbench.datasets.base import sha256_of
+from crsbench.robustness import task_perturbations
 from crsbench.suite import Suite, TaskSpec
-
-
-@dataclass(frozen=True)
-class EvalCondition:
-    kind: str  # clean | perturbation | shift
-    name: str
-    severity: int = 0
-
-
-CLEAN_CONDITION = EvalCondition("clean", "clean", 0)
 
 
 @dataclass(frozen=True)
@@ -27,34 +22,21 @@ class FitUnit:
     task: str
     seed: int
     fraction: float
-    conditions: tuple[EvalCondition, ...]
+    conditions: tuple[Condition, ...]
 
 
-def conditions_for(
-    task: TaskSpec, fraction: float, shift_dataset: str | None, perturbed: tuple[EvalCondition, ...] = ()
-) -> tuple[EvalCondition, ...]:
+def full_label_conditions(suite: Suite, task: TaskSpec) -> tuple[Condition, ...]:
+    """Clean, then the task's perturbations, then its shift dataset (when it has one)."""
+    perturbed = task_perturbations(suite, task, task.dataset.info().modality)
+    shift = (Condition.shift(task.shift.info().name or task.shift.kind),) if task.shift is not None else ()
+    return (CLEAN, *perturbed, *shift)
+
+
+def plan(suite: Suite) -> list[FitUnit]:
     """Clean test at every fraction; perturbed and shifted data only at full labels, as the protocol says."""
-    if fraction != 1.0:
-        return (CLEAN_CONDITION,)
-    conditions = [CLEAN_CONDITION, *perturbed]
-    if task.shift is not None:
-        conditions.append(EvalCondition("shift", f"shift:{shift_dataset or task.shift.kind}", 0))
-    return tuple(conditions)
-
-
-def plan(
-    suite: Suite,
-    shift_datasets: dict[str, str] | None = None,
-    perturbed: dict[str, tuple[EvalCondition, ...]] | None = None,
-) -> list[FitUnit]:
-    """`shift_datasets` names each task's resolved shift dataset, so records say which data it was;
-    `perturbed` lists each task's perturbation conditions (they depend on the dataset's modality)."""
-    shift_datasets, perturbed = shift_datasets or {}, perturbed or {}
+    full = {task.name: full_label_conditions(suite, task) for task in suite.tasks}
     return [
-        FitUnit(
-            encoder.label, task.name, seed, fraction,
-            conditions_for(task, fraction, shift_datasets.get(task.name), perturbed.get(task.name, ())),
-        )
+        FitUnit(encoder.label, task.name, seed, fraction, full[task.name] if fraction == 1.0 else (CLEAN,))
         for encoder in suite.encoder_specs
         for task in suite.tasks
         for seed in suite.seeds
@@ -69,7 +51,7 @@ def record_key(
     probe_fingerprint: str,
     seed: int,
     fraction: float,
-    condition: EvalCondition,
+    condition: Condition,
     eval_fingerprint: str,
 ) -> str:
     """Everything that determines a record's numbers, and nothing else (not the suite's name or order)."""

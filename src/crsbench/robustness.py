@@ -1,35 +1,11 @@
-"""Perturbed test conditions: which perturbations a task is evaluated on, and the image condition
-that applies one of them inside the embedding step (before the encoder's own preprocessing)."""
+"""Perturbed test conditions: which perturbations a task is evaluated on (the image operation itself
+is `Condition.apply`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
-from crsbench.plan import EvalCondition
-
-
-@dataclass(frozen=True)
-class PerturbationCondition:
-    """Perturb each batch as torch tensors; image i depends only on (id, name, severity, seed)."""
-
-    name: str
-    severity: int
-    seed: int = 0
-
-    def cache_id(self) -> str:
-        from crsbench.perturbations.registry import get_perturbation
-
-        spec = get_perturbation(self.name)
-        # the parameter is part of the key, so retuning a severity invalidates its cached embeddings
-        return f"perturb:{self.name}:s{self.severity}:p{spec.param(self.severity)!r}:seed{self.seed}"
-
-    def apply(self, images: np.ndarray, ids: Sequence[str]) -> np.ndarray:
-        from crsbench.perturbations import perturb
-
-        return perturb(images, list(ids), self.name, self.severity, self.seed)
+from crsbench.conditions import Condition
 
 
 def perturbation_names(modality: str, selection: str | list[str]) -> tuple[str, ...]:
@@ -44,14 +20,15 @@ def perturbation_names(modality: str, selection: str | list[str]) -> tuple[str, 
     return tuple(spec.name for spec in modality_set(chosen))
 
 
-def perturbation_conditions(names: Sequence[str], severities: Sequence[int]) -> tuple[EvalCondition, ...]:
-    return tuple(EvalCondition("perturbation", name, int(s)) for name in names for s in severities)
+def perturbation_conditions(names: Sequence[str], severities: Sequence[int], seed: int = 0) -> tuple[Condition, ...]:
+    return tuple(Condition.perturbation(name, s, seed) for name in names for s in severities)
 
 
-def task_perturbations(suite, task, modality: str) -> tuple[EvalCondition, ...]:
+def task_perturbations(suite, task, modality: str) -> tuple[Condition, ...]:
     """The perturbed conditions of one task: the suite's selection unless the task overrides it."""
     if suite.perturbations is None and task.perturbations is None:
         return ()
     selection = task.perturbations if task.perturbations is not None else suite.perturbations.select
     severities = suite.perturbations.severities if suite.perturbations else [1, 2, 3, 4, 5]
-    return perturbation_conditions(perturbation_names(modality, selection), severities)
+    seed = suite.perturbations.seed if suite.perturbations else 0
+    return perturbation_conditions(perturbation_names(modality, selection), severities, seed)

@@ -78,7 +78,7 @@ class EncoderChoice(_Strict):
 
 
 class DatasetSpec(BaseModel):
-    """`kind` picks a dataset family; every other field is passed to it as an option."""
+    """`kind` picks a dataset family; every other field is an option, checked against the kind's model."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     kind: str
@@ -92,8 +92,21 @@ class DatasetSpec(BaseModel):
             raise ValueError(f"unknown dataset kind {kind!r}; known: {', '.join(dataset_kinds())}")
         return kind
 
+    @model_validator(mode="after")
+    def _options(self) -> "DatasetSpec":
+        from crsbench.datasets.registry import parse_options
+
+        parse_options(self.kind, self.options())  # an OptionError names the option
+        return self
+
     def options(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
+
+    def info(self):
+        """The dataset's `DatasetInfo` (name, task type, classes, modality), from the suite alone."""
+        from crsbench.datasets.registry import info_for
+
+        return info_for(self.kind, self.options())
 
 
 def check_perturbation_selection(select):
@@ -243,8 +256,11 @@ def parse_suite(data: Any, source: str = "<suite>", base: Path | None = None) ->
         return Suite.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = _field_path(first["loc"]) or "(suite)"
-        message = first["msg"].removeprefix("Value error, ")
+        location, message = first["loc"], first["msg"].removeprefix("Value error, ")
+        nested = first.get("ctx", {}).get("error")
+        if hasattr(nested, "location"):  # a dataset option: name the option itself
+            location, message = (*location, *nested.location), nested.message
+        field = _field_path(location) or "(suite)"
         extra = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
         raise SuiteError(f"{source}: {field}: {message}{extra}") from None
 

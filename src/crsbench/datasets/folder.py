@@ -16,12 +16,13 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Optional, Sequence, Union
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
+from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, Number, PathLike
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
 
@@ -100,8 +101,43 @@ class _Row:
     values: dict[str, str]
 
 
-class FolderDataset(FileSplits):
+class FolderOptions(KindOptions):
+    root: PathLike
+    csv: PathLike
+    image_column: str = "image"
+    label_columns: Union[str, list[str]] = "label"
+    task_type: str = "single_label"
+    group_column: Optional[str] = None
+    split_column: Optional[str] = None
+    class_names: Optional[list[str]] = None
+    image_size: int = 224
+    extensions: list[str] = list(IMAGE_EXTENSIONS)
+    split_seed: int = 0
+    fractions: list[Number] = [0.7, 0.1, 0.2]
+    name: Optional[str] = None
+    modality: str = "generic"
+
+
+class FolderDataset(FileSplits, DatasetKind):
     """Images under `root`, labels in `csv`; see the module docstring for the CSV layout."""
+
+    info: ClassVar[DatasetInfo] = DatasetInfo(
+        title="A folder of images and a labels CSV", summary="a team's own data",
+        layout="<root>/<image files>, a CSV with image, label(s), optional group and split columns",
+        access="your own data",
+    )
+    Options: ClassVar[type[KindOptions]] = FolderOptions
+
+    @classmethod
+    def info_for(cls, options: FolderOptions) -> DatasetInfo:
+        """Classes are known here only when named (or, multi-label, from the label columns); else from the CSV."""
+        columns = (options.label_columns,) if isinstance(options.label_columns, str) else tuple(options.label_columns)
+        named = tuple(str(c) for c in options.class_names) if options.class_names is not None else None
+        classes = named or (columns if options.task_type == "multi_label" else None)
+        return cls.info.but(
+            name=options.name or Path(options.root).expanduser().name, task_type=options.task_type,
+            class_names=classes, modality=options.modality,
+        )
 
     def __init__(
         self,

@@ -21,11 +21,13 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import ClassVar, Mapping, Optional
 
 import numpy as np
+from pydantic import field_validator
 
 from crsbench.datasets.base import SPLITS, ArrayImages, DatasetMeta, SplitData
+from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, PathLike
 from crsbench.errors import DataError
 
 ZENODO_RECORD_URL = "https://zenodo.org/records/10519652/files/{file_name}?download=1"
@@ -163,6 +165,10 @@ def medmnist_info(name: str) -> MedMNISTInfo:
         raise DataError(f"unknown MedMNIST dataset {name!r}; known: {known}") from None
 
 
+def _dataset_name(name: str, size: int) -> str:
+    return name if size == 28 else f"{name}_{size}"
+
+
 def medmnist_cache_dir() -> Path:
     cache_root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(cache_root).expanduser() / "crsbench" / "medmnist"
@@ -269,8 +275,51 @@ def _search_locations(file_name: str) -> list[Path]:
     return locations
 
 
-class MedMNISTDataset:
+class MedMNISTOptions(KindOptions):
+    name: str
+    path: Optional[PathLike] = None
+    download: bool = False
+    size: int = 28
+    verify_md5: bool = True
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        _as_value_error(medmnist_info, name)
+        return name
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, size: int) -> int:
+        _as_value_error(_check_size, size)
+        return size
+
+
+def _as_value_error(check, value):
+    """pydantic reports ValueErrors as field errors; our checks raise DataError."""
+    try:
+        return check(value)
+    except DataError as error:
+        raise ValueError(str(error)) from None
+
+
+class MedMNISTDataset(DatasetKind):
     """A MedMNIST 2D dataset with its official splits; groups are the example ids (no patient ids)."""
+
+    info: ClassVar[DatasetInfo] = DatasetInfo(
+        title="MedMNIST v2 / MedMNIST+ (2D)", summary="18 small biomedical image sets, official splits",
+        layout="<name>.npz or <name>_<size>.npz (train/val/test _images and _labels)",
+        access="Zenodo record 10519652 (download: true fetches and verifies it)",
+    )
+    Options: ClassVar[type[KindOptions]] = MedMNISTOptions
+
+    @classmethod
+    def info_for(cls, options: MedMNISTOptions) -> DatasetInfo:
+        table = medmnist_info(options.name)
+        return cls.info.but(
+            name=_dataset_name(table.name, options.size), task_type=table.task_type, class_names=table.class_names,
+            modality=table.modality, licence=table.licence,
+        )
 
     def __init__(
         self,
@@ -280,22 +329,22 @@ class MedMNISTDataset:
         size: int = 28,
         verify_md5: bool = True,
     ):
-        self.info = medmnist_info(name)
+        self.table = medmnist_info(name)
         self.size = size
-        self.path = find_medmnist_file(self.info.name, size, path, download)
+        self.path = find_medmnist_file(self.table.name, size, path, download)
         self.meta = DatasetMeta(
-            name=self.info.name if size == 28 else f"{self.info.name}_{size}",
-            task_type=self.info.task_type,
-            class_names=self.info.class_names,
-            modality=self.info.modality,
-            description=f"MedMNIST {self.info.name}, {size}x{size} px, official splits",
-            source=self.info.url(size),
-            licence=self.info.licence,
+            name=_dataset_name(self.table.name, size),
+            task_type=self.table.task_type,
+            class_names=self.table.class_names,
+            modality=self.table.modality,
+            description=f"MedMNIST {self.table.name}, {size}x{size} px, official splits",
+            source=self.table.url(size),
+            licence=self.table.licence,
         )
         self._md5: str | None = None
         self._splits: dict[str, SplitData] = {}
         if verify_md5:
-            check_md5(self.path, self.fingerprint(), self.info.md5.get(size))
+            check_md5(self.path, self.fingerprint(), self.table.md5.get(size))
         self._check_keys_present()
 
     def fingerprint(self) -> str:
@@ -331,7 +380,7 @@ class MedMNISTDataset:
             labels = self._read_key(archive, f"{split}_labels")
         self._check_images(images, f"{split}_images")
         labels = self._checked_labels(labels, f"{split}_labels", len(images))
-        ids = np.array([f"{self.info.name}-{split}-{i:05d}" for i in range(len(images))])
+        ids = np.array([f"{self.table.name}-{split}-{i:05d}" for i in range(len(images))])
         return SplitData(ids=ids, images=ArrayImages(images), labels=labels)
 
     def _read_key(self, archive, key: str) -> np.ndarray:

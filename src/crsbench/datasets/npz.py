@@ -9,15 +9,45 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import ClassVar, Optional
 
 import numpy as np
 
 from crsbench.datasets.base import SPLITS, ArrayImages, DatasetMeta, SplitData, sha256_of
+from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, PathLike
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
 
 
-class NpzDataset:
+class NpzOptions(KindOptions):
+    path: PathLike
+    class_names: list[str]
+    task_type: str = "single_label"
+    images_key: str = "images"
+    labels_key: str = "labels"
+    ids_key: Optional[str] = None
+    groups_key: Optional[str] = None
+    split: str = "test"
+    split_key: Optional[str] = None
+    split_seed: int = 0
+    modality: str = "generic"
+    name: Optional[str] = None
+
+
+class NpzDataset(DatasetKind):
+    info: ClassVar[DatasetInfo] = DatasetInfo(
+        title="Images and labels in one .npz", summary="cohorts shipped as arrays; shift-only test sets",
+        layout="one .npz with uint8 images and labels (optional ids, groups, split keys)", access="your own data",
+    )
+    Options: ClassVar[type[KindOptions]] = NpzOptions
+
+    @classmethod
+    def info_for(cls, options: NpzOptions) -> DatasetInfo:
+        return cls.info.but(
+            name=options.name or Path(options.path).stem, task_type=options.task_type,
+            class_names=tuple(options.class_names), modality=options.modality,
+        )
+
     def __init__(
         self,
         path: str,

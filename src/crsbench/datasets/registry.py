@@ -1,94 +1,89 @@
-"""Dataset kinds by name: `get_dataset("medmnist", name="retinamnist")` builds a dataset from options.
+"""Dataset kinds by name: each kind is a class (see `crsbench.datasets.kind`) with an options model,
+its declared `DatasetInfo`, and a constructor.
 
-Factories import their modules when called, so importing the registry stays cheap and a kind whose
-module is missing fails only when it is asked for.
+`get_dataset("medmnist", name="retinamnist")` builds a dataset; `info_for("medmnist", {...})` says what it
+is without reading it. Built-in kinds are imported when first asked for, so importing the registry stays
+cheap and a kind whose module is missing fails only when it is used.
 """
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, Callable
+import importlib
+from typing import Any
+
+from pydantic import ValidationError
 
 from crsbench.datasets.base import Dataset
+from crsbench.datasets.kind import DatasetInfo, KindOptions
 from crsbench.errors import DataError
 
-DatasetFactory = Callable[..., Dataset]
+_BUILTIN = {
+    "medmnist": "crsbench.datasets.medmnist:MedMNISTDataset",
+    "folder": "crsbench.datasets.folder:FolderDataset",
+    "demo": "crsbench.datasets.synthetic:SyntheticDataset",
+    "npz": "crsbench.datasets.npz:NpzDataset",
+    "isic2019": "crsbench.datasets.published.isic2019:ISIC2019Dataset",
+    "aptos2019": "crsbench.datasets.published.aptos2019:APTOS2019Dataset",
+    "chexpert": "crsbench.datasets.published.chexpert:CheXpertDataset",
+    "mimic_cxr": "crsbench.datasets.published.mimic_cxr:MIMICCXRDataset",
+}
+_KINDS: dict[str, type | str] = dict(_BUILTIN)  # a class, or "module:Class" until first used
 
-_FACTORIES: dict[str, DatasetFactory] = {}
+
+class OptionError(ValueError):
+    """A bad option, with its place among the options (so a suite error can name the field)."""
+
+    def __init__(self, location: tuple, message: str):
+        super().__init__(message)
+        self.location, self.message = location, message
 
 
-def register_dataset(name: str, factory: DatasetFactory, *, replace: bool = False) -> None:
-    if name in _FACTORIES and not replace:
-        raise ValueError(f"dataset kind {name!r} is already registered; pass replace=True to override it")
-    _FACTORIES[name] = factory
+def register_dataset(kind: str, dataset_class: type, *, replace: bool = False) -> None:
+    """Add a kind: a class with `Options`, `info_for(options)` and `from_options(options)`."""
+    if kind in _KINDS and not replace:
+        raise ValueError(f"dataset kind {kind!r} is already registered; pass replace=True to override it")
+    absent = [m for m in ("Options", "info_for", "from_options") if not hasattr(dataset_class, m)]
+    if absent:
+        raise TypeError(f"dataset kind {kind!r}: {dataset_class!r} lacks {', '.join(absent)} (see DatasetKind)")
+    _KINDS[kind] = dataset_class
 
 
 def known_dataset_kinds() -> tuple[str, ...]:
-    return tuple(sorted(_FACTORIES))
+    return tuple(sorted(_KINDS))
+
+
+def dataset_kind(kind: str) -> type:
+    entry = _KINDS.get(kind)
+    if entry is None:
+        raise DataError(f"unknown dataset kind {kind!r}; known kinds: {', '.join(known_dataset_kinds())}")
+    if isinstance(entry, str):
+        module, name = entry.split(":")
+        entry = _KINDS[kind] = getattr(importlib.import_module(module), name)
+    return entry
+
+
+def parse_options(kind: str, options: dict[str, Any]) -> KindOptions:
+    """The kind's options model; raises `OptionError` naming the first bad option."""
+    try:
+        return dataset_kind(kind).Options.model_validate(options)
+    except ValidationError as error:
+        # a misspelt option also leaves a required one missing: the misspelling is the better hint
+        first = min(error.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        raise OptionError(tuple(first["loc"]), first["msg"].removeprefix("Value error, ")) from None
+
+
+def info_for(kind: str, options: dict[str, Any]) -> DatasetInfo:
+    """What the dataset is (name, task type, classes, modality, licence), from its options alone."""
+    return dataset_kind(kind).info_for(_checked(kind, options))
 
 
 def get_dataset(kind: str, **options: Any) -> Dataset:
-    factory = _FACTORIES.get(kind)
-    if factory is None:
-        raise DataError(f"unknown dataset kind {kind!r}; known kinds: {', '.join(known_dataset_kinds())}")
-    _check_options(kind, factory, options)
-    return factory(**options)
+    return dataset_kind(kind).from_options(_checked(kind, options))
 
 
-def _check_options(kind: str, factory: DatasetFactory, options: dict[str, Any]) -> None:
-    # Checked against the signature, not by catching TypeError, so bugs inside a factory are not masked.
+def _checked(kind: str, options: dict[str, Any]) -> KindOptions:
     try:
-        inspect.signature(factory).bind(**options)
-    except TypeError as error:
-        raise DataError(f"dataset kind {kind!r}: bad options {sorted(options)} ({error})") from None
-
-
-def _medmnist(name: str, path=None, download: bool = False, size: int = 28, verify_md5: bool = True) -> Dataset:
-    from crsbench.datasets.medmnist import MedMNISTDataset
-
-    return MedMNISTDataset(name, path=path, download=download, size=size, verify_md5=verify_md5)
-
-
-def _folder(root, csv, **options: Any) -> Dataset:
-    from crsbench.datasets.folder import FolderDataset
-
-    _check_options("folder", FolderDataset, {"root": root, "csv": csv, **options})
-    return FolderDataset(root, csv, **options)
-
-
-def _demo(specialty: str, site: str = "A", **sizes: Any) -> Dataset:
-    from crsbench.datasets.synthetic import demo_dataset
-
-    return demo_dataset(specialty, site=site, **sizes)
-
-
-register_dataset("medmnist", _medmnist)
-register_dataset("folder", _folder)
-register_dataset("demo", _demo)
-
-
-def _published(kind: str) -> DatasetFactory:
-    """A factory for one published dataset (ISIC 2019, APTOS 2019, CheXpert, MIMIC-CXR-JPG)."""
-
-    def factory(**options: Any) -> Dataset:
-        from crsbench.datasets.published import published_class
-
-        dataset_class = published_class(kind)
-        _check_options(kind, dataset_class, options)
-        return dataset_class(**options)
-
-    return factory
-
-
-for _kind in ("isic2019", "aptos2019", "chexpert", "mimic_cxr"):
-    register_dataset(_kind, _published(_kind))
-
-
-def _npz(path, class_names, **options: Any) -> Dataset:
-    from crsbench.datasets.npz import NpzDataset
-
-    _check_options("npz", NpzDataset, {"path": path, "class_names": class_names, **options})
-    return NpzDataset(path, class_names, **options)
-
-
-register_dataset("npz", _npz)
+        return parse_options(kind, options)
+    except OptionError as error:
+        where = ".".join(str(part) for part in error.location)
+        raise DataError(f"dataset kind {kind!r}: bad options: {where}: {error.message}") from None

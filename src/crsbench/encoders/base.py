@@ -27,31 +27,10 @@ class Encoder(Protocol):
         ...
 
 
-class _MetaView:
-    """The spec under the attribute names the extraction engine and runner still read."""
-
-    def __init__(self, spec: EncoderSpec):
-        self._spec = spec
-
-    name = property(lambda self: self._spec.name)
-    revision = property(lambda self: self._spec.revision)
-    embed_dim = property(lambda self: self._spec.embed_dim)
-    input_size = property(lambda self: self._spec.resize)  # the engine's square size
-    resize = property(lambda self: f"{self._spec.interpolation}-antialias")  # the engine's filter name
-
-    def fingerprint(self) -> str:
-        return self._spec.fingerprint()
-
-
 class EncoderBase:
     """What every encoder class shares: its spec."""
 
     spec: EncoderSpec
-
-    # compatibility: removed once embed/runner use .spec
-    @property
-    def meta(self) -> _MetaView:
-        return _MetaView(self.spec)
 
 
 class CallableEncoder(EncoderBase):

@@ -116,7 +116,7 @@ def build_encoder(spec: EncoderSpec, **options):
         raise EncoderError(
             f"encoder {spec.name!r}: source {spec.source!r} has no builder; register a factory"
         ) from None
-    return _with_meta(importlib.import_module(module).build(spec, **options))
+    return importlib.import_module(module).build(spec, **options)
 
 
 def get_encoder(name: str, **options):
@@ -164,13 +164,4 @@ def _checked(encoder, name: str):
         raise EncoderError(
             f"encoder {name!r}: the factory must return an object with `spec` (EncoderSpec) and `encode`"
         )
-    return _with_meta(encoder)
-
-
-def _with_meta(encoder):
-    # compatibility: removed once embed/runner use .spec
-    if hasattr(encoder, "meta"):
-        return encoder
-    from crsbench.encoders.base import CallableEncoder
-
-    return CallableEncoder(encoder.spec, encoder.encode)
+    return encoder

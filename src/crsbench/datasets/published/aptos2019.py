@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
 from crsbench.datasets.base import DatasetMeta
+from crsbench.datasets.kind import DatasetInfo, KindOptions
 from crsbench.datasets.published.common import (
+    DrawnSplitOptions,
     Listing,
     PublishedDataset,
     SplitOptions,
@@ -43,6 +45,13 @@ LICENCE = "Kaggle competition rules (APTOS 2019 Blindness Detection): non-commer
 
 class APTOS2019Dataset(PublishedDataset):
     """Five diabetic-retinopathy grades from fundus photographs, an ordinal task."""
+
+    info: ClassVar[DatasetInfo] = DatasetInfo(
+        name=NAME, task_type="ordinal", class_names=GRADES, modality="fundus", licence=LICENCE,
+        title="APTOS 2019 Blindness Detection", summary="ophtho: grades 0-4, ordinal", env_var=ENV_VAR,
+        layout="train.csv (id_code,diagnosis), train_images/*.png", access="Kaggle competition rules",
+    )  # fmt: skip
+    Options: ClassVar[type[KindOptions]] = DrawnSplitOptions
 
     def __init__(
         self,

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import ClassVar, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
 
 from crsbench.datasets.base import DatasetMeta
+from crsbench.datasets.kind import DatasetInfo, KindOptions, PathLike
 from crsbench.datasets.published.common import (
+    DrawnSplitOptions,
     Listing,
     PublishedDataset,
     SplitOptions,
@@ -55,8 +57,23 @@ PATIENT_PATTERN = r"(patient\d+)"
 LICENCE = "Stanford University School of Medicine CheXpert Dataset Research Use Agreement (non-commercial)"
 
 
+class CheXpertOptions(DrawnSplitOptions):
+    csv: Optional[PathLike] = None
+    uncertainty: Union[str, dict[str, str], None] = None
+    include_valid: bool = False
+    check_images: bool = False  # 223k files: checked on request
+
+
 class CheXpertDataset(PublishedDataset):
     """Frontal chest X-rays, 5 competition labels, multi-label with an uncertainty policy."""
+
+    info: ClassVar[DatasetInfo] = DatasetInfo(
+        name=NAME, task_type="multi_label", class_names=COMPETITION_LABELS, modality="chest_xray", licence=LICENCE,
+        title="CheXpert-v1.0(-small)", summary="cxr: 5 labels, frontal, grouped by patient", env_var=ENV_VAR,
+        layout="train.csv (Path, Frontal/Lateral, 14 observations), train/patientNNNNN/studyN/*.jpg",
+        access="Stanford research use agreement",
+    )  # fmt: skip
+    Options: ClassVar[type[KindOptions]] = CheXpertOptions
 
     def __init__(
         self,

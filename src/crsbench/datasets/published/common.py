@@ -18,13 +18,14 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
 from crsbench.datasets.folder import FileImages, FileSplits, load_image
+from crsbench.datasets.kind import DatasetKind, KindOptions, Number, PathLike
 from crsbench.errors import DataError
 
 SHOWN = 5  # how many offending names an error message lists
@@ -276,7 +277,24 @@ class SplitOptions:
     resplit: bool = False
 
 
-class PublishedDataset(FileSplits):
+class PublishedOptions(KindOptions):
+    """Options every published dataset takes (defaults as in the constructors)."""
+
+    root: Optional[PathLike] = None
+    image_size: int = 224
+    missing: str = "fail"
+    check_images: bool = True
+    resplit: bool = False
+
+
+class DrawnSplitOptions(PublishedOptions):
+    """For releases without an official split: the fractions and seed of the split drawn once."""
+
+    fractions: list[Number] = [0.7, 0.1, 0.2]
+    split_seed: int = 0
+
+
+class PublishedDataset(FileSplits, DatasetKind):
     """A dataset read from an official release; subclasses read the release into a `Listing`."""
 
     meta: DatasetMeta

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
 
 from crsbench.datasets.base import DatasetMeta
+from crsbench.datasets.kind import DatasetInfo, KindOptions
 from crsbench.datasets.published.common import (
+    DrawnSplitOptions,
     Listing,
     PublishedDataset,
     SplitOptions,
@@ -51,6 +53,14 @@ LICENCE = "CC BY-NC 4.0 (ISIC Archive; see the attribution file of the release)"
 
 class ISIC2019Dataset(PublishedDataset):
     """The 8-class ISIC 2019 dermoscopy task, split grouped by lesion."""
+
+    info: ClassVar[DatasetInfo] = DatasetInfo(
+        name=NAME, task_type="single_label", class_names=CLASSES, modality="dermoscopy", licence=LICENCE,
+        title="ISIC 2019 (training set)", summary="derm: 8 classes, grouped by lesion", env_var=ENV_VAR,
+        layout="ISIC_2019_Training_Input/*.jpg, ISIC_2019_Training_GroundTruth.csv, ISIC_2019_Training_Metadata.csv",
+        access="CC BY-NC 4.0",
+    )  # fmt: skip
+    Options: ClassVar[type[KindOptions]] = DrawnSplitOptions
 
     def __init__(
         self,

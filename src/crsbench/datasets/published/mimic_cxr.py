@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import ClassVar, Mapping, Sequence, Union
 
 import numpy as np
 import pandas as pd
 
 from crsbench.datasets.base import DatasetMeta
+from crsbench.datasets.kind import DatasetInfo, KindOptions
 from crsbench.datasets.published.common import (
+    PublishedOptions,
     Listing,
     PublishedDataset,
     SplitOptions,
@@ -52,8 +54,22 @@ OFFICIAL_SPLITS = {"train": "train", "validate": "val", "test": "test"}
 LICENCE = "PhysioNet Credentialed Health Data License 1.5.0 (credentialed access, signed DUA)"
 
 
+class MIMICOptions(PublishedOptions):
+    uncertainty: Union[str, dict[str, str], None] = None
+    views: list[str] = list(FRONTAL_VIEWS)
+    check_images: bool = False  # 377k files: checked on request
+
+
 class MIMICCXRDataset(PublishedDataset):
     """Frontal MIMIC-CXR-JPG images with CheXpert-labeller labels and the official split."""
+
+    info: ClassVar[DatasetInfo] = DatasetInfo(
+        name=NAME, task_type="multi_label", class_names=COMPETITION_LABELS, modality="chest_xray", licence=LICENCE,
+        title="MIMIC-CXR-JPG 2.x", summary="cxr shift: 5 labels, frontal, official split", env_var=ENV_VAR,
+        layout="mimic-cxr-2.0.0-{chexpert,metadata,split}.csv(.gz), files/pXX/pSUBJECT/sSTUDY/*.jpg",
+        access="PhysioNet credentialed access + DUA",
+    )  # fmt: skip
+    Options: ClassVar[type[KindOptions]] = MIMICOptions
 
     def __init__(
         self,

@@ -1,0 +1,79 @@
+"""What a run records about itself: the run row, the datasets it read, and each record's identity
+columns around the numbers the pipeline computed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from dataclasses import dataclass
+
+import yaml
+
+from crsbench import __version__
+from crsbench.conditions import Condition
+from crsbench.datasets.base import Dataset
+from crsbench.embed import encoder_facts
+from crsbench.plan import FitUnit
+from crsbench.records import RunRecord, to_record
+from crsbench.resolve import Resolved
+from crsbench.store import ResultsStore
+from crsbench.suite import Suite
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def start_run(store: ResultsStore, suite: Suite, resolved: Resolved, run_id: str) -> None:
+    store.start_run({
+        "run_id": run_id, "started_at": now(), "suite_hash": suite.suite_hash(),
+        "suite_name": suite.name, "suite_yaml": yaml.safe_dump(suite.model_dump(mode="json")),
+        "crsbench_version": __version__, "host": platform.node(),
+    })
+    for task, role, dataset in _datasets_read(resolved):
+        store.add_run_dataset(run_id, task, role, dataset.meta.name, dataset.fingerprint(), _dropped(dataset))
+
+
+def _datasets_read(resolved: Resolved):
+    yield from ((task, "task", d) for task, d in resolved.datasets.items())
+    yield from ((task, "shift", d) for task, d in resolved.shifts.items())
+
+
+def _dropped(dataset: Dataset) -> dict:
+    """Examples a dataset left out and why (published layouts count them); {} when it drops nothing."""
+    dropped = getattr(dataset, "dropped", None)
+    return dict(dropped() if callable(dropped) else dropped or {})
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What every record of one session shares."""
+
+    run_id: str
+    suite_hash: str
+    probe_fingerprint: str
+
+
+def assemble_record(
+    unit: FitUnit, condition: Condition, numbers: dict, key: str, run: RunIdentity, resolved: Resolved
+) -> RunRecord:
+    """One run record: the computed numbers plus what identifies them."""
+    encoder, dataset = encoder_facts(resolved.encoders[unit.encoder]), resolved.datasets[unit.task]
+    return to_record({
+        **numbers,
+        "record_key": key,
+        "run_id": run.run_id,
+        "suite_hash": run.suite_hash,
+        "probe_fingerprint": run.probe_fingerprint,
+        "encoder": unit.encoder,
+        "encoder_revision": encoder.revision,
+        "encoder_fingerprint": encoder.fingerprint,
+        "task": unit.task,
+        "dataset": dataset.meta.name,
+        "dataset_fingerprint": dataset.fingerprint(),
+        "task_type": dataset.meta.task_type,
+        "seed": unit.seed,
+        "fraction": unit.fraction,
+        "crsbench_version": __version__,
+        "created_at": now(),
+    })
