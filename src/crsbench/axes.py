@@ -252,8 +252,9 @@ def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delt
     out["brier"] = _index_ets(full, "brier").reindex(index)
     out["brier_skill"] = _brier_skill(full).reindex(index)
     out["nll"] = _index_ets(full, "nll").reindex(index)
-    out = out.join(_label_efficiency(rec, notes, delta, margin).reindex(index))
-    out = out.join(_robustness(rec, clean_auroc, notes, delta).reindex(index))
+    for part in (_label_efficiency(rec, notes, delta, margin), _robustness(rec, clean_auroc, notes, delta)):
+        for column in part.columns:
+            out[column] = part[column].reindex(index) if len(part) else np.nan
     out["not_assessable"] = axis_math.not_assessable(out["discrimination"].to_numpy(dtype=float), delta)
     columns = list(AXES) + list(PER_SEED_EXTRAS)
     return out[columns].reset_index()
