@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 COMPONENTS: tuple[str, ...] = ("dominance", "balance", "worst_axis")
 DEFAULT_TAU = 1.0
 DEFAULT_DELTA = 0.05
+DOMINANCE_ROUNDING = 1e-9  # in units of m_a
 DEFAULT_N_BOOT = 10_000
 DEFAULT_LEVEL = 0.95
 INTERVAL_METHODS: tuple[str, ...] = ("percentile", "expanded")
@@ -261,8 +262,10 @@ def dominance_vs_reference(values: np.ndarray, ref: int, scales: np.ndarray, axi
     values = np.asarray(values, dtype=float)
     step = (values - values[..., ref : ref + 1, :]) / np.asarray(scales, dtype=float)[..., None, :]
     mask = np.broadcast_to(np.asarray(axis_mask)[..., None, :], step.shape)
-    ahead = ((step >= 0) | ~mask).all(axis=-1) & ((step >= 1) & mask).any(axis=-1)
-    behind = ((step <= 0) | ~mask).all(axis=-1) & ((step <= -1) & mask).any(axis=-1)
+    # a difference of exactly m_a counts ((0.82 - 0.80) / 0.02 is 0.999... in floating point)
+    reach = 1.0 - DOMINANCE_ROUNDING
+    ahead = ((step >= 0) | ~mask).all(axis=-1) & ((step >= reach) & mask).any(axis=-1)
+    behind = ((step <= 0) | ~mask).all(axis=-1) & ((step <= -reach) & mask).any(axis=-1)
     return ahead.astype(float) - behind.astype(float)
 
 
