@@ -85,14 +85,18 @@ def write_score_report(report, out_dir: str | Path) -> dict[str, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
+    partial = bool((report.settings.get("grid") or {}).get("partial_view"))
     for stem, table in report.tables().items():
         flat = _flat(table)
+        if partial:  # every file of a partial view says so, not only summary.json
+            flat.insert(0, "view", "partial")
         for suffix, write in WRITERS.items():
             path = out / f"{stem}.{suffix}"
             write(flat, path)
             written[path.name] = path
     for path, value in (
-        (out / "scores.json", _flat(report.scores).to_dict(orient="records")),
+        (out / "scores.json", _flat(report.scores).assign(**({"view": "partial"} if partial else {}))
+         .to_dict(orient="records")),
         (out / "summary.json", report.summary()),
     ):
         written[path.name] = write_json(value, path)

@@ -29,11 +29,18 @@ def fmt(value: Any, digits: int = 3) -> str:
 # --------------------------------------------------------------------------- results
 
 
-def results_table(aggregate: pd.DataFrame) -> Table:
-    """Clean test at 100% labels from a seed aggregate: AUROC / ECE per encoder and task, best mean AUROC first."""
+def _partial_label(grid) -> str:
+    return "PARTIAL VIEW - " if grid is not None and getattr(grid, "partial_view", False) else ""
+
+
+def results_table(aggregate: pd.DataFrame, grid=None) -> Table:
+    """Clean test at 100% labels from a seed aggregate: AUROC / ECE per encoder and task, best mean AUROC first.
+    `grid` (a grid.GridStatus): a partial view is labelled in the title and caption."""
     frame = clean_full_label(aggregate)
     seeds = int(frame["n_seeds"].max()) if len(frame) else 0
-    table = Table(title=f"Clean test, 100% labels: AUROC / ECE (mean over {seeds} seeds)")
+    table = Table(title=Text(f"{_partial_label(grid)}Clean test, 100% labels: AUROC / ECE (mean over {seeds} seeds)"))
+    if _partial_label(grid):
+        table.caption = Text(grid.label())
     table.add_column("encoder", style="bold")
     tasks = sorted(frame["task"].unique())
     for task in tasks:
@@ -51,10 +58,17 @@ def results_table(aggregate: pd.DataFrame) -> Table:
 
 
 def run_summary_line(summary, elapsed: float) -> Text:
-    return Text(
+    line = Text(
         f"{summary.written} records written, {summary.skipped} already stored, "
         f"{summary.forward_passes} encoder batches run, in {elapsed:.1f} s. Results: {summary.output}/results.sqlite"
     )
+    rejected = getattr(summary, "cache_rejected", [])
+    if rejected:
+        line.append(f"\n{len(rejected)} embedding cache entries rejected (damaged or made for another request) "
+                    f"and recomputed: {', '.join(rejected[:5])}{' ...' if len(rejected) > 5 else ''}")
+    if getattr(summary, "aborted_runs", []):
+        line.append(f"\nmarked as aborted (never finished): run {', '.join(summary.aborted_runs)}")
+    return line
 
 
 # --------------------------------------------------------------------------- scores
@@ -62,7 +76,9 @@ def run_summary_line(summary, elapsed: float) -> Text:
 
 def scores_table(report) -> Table:
     """The scores as a rich Table, best CRS first; missing axes show '-' and are named in the caption."""
-    table = Table(title=Text(f"Clinical Reliability Score (reference: {report.reference})"))
+    grid = report.settings.get("grid") or {}
+    partial = "PARTIAL VIEW - " if grid.get("partial_view") else ""
+    table = Table(title=Text(f"{partial}Clinical Reliability Score (reference: {report.reference})"))
     headers = [
         ("encoder", "left"),
         ("disc", "right"),
@@ -122,7 +138,8 @@ def score_lines(report) -> list[Text]:
         shares = ", ".join(f"{name} {share:.1%}" for name, share in top.items() if share >= 0.0005)
         lines.append(Text(f"Under Dirichlet-sampled component and axis weights, top encoder: {shares}"))
     tier = ", ".join(report.leading_tier) or "- (no bootstrap)"
-    lines.append(Text(f"Leading tier (not resolved from the top by the paired bootstrap): {tier}"))
+    partial = "PARTIAL VIEW - " if (report.settings.get("grid") or {}).get("partial_view") else ""
+    lines.append(Text(f"{partial}Leading tier (not resolved from the top by the paired bootstrap): {tier}"))
     lines += [Text(f"note: {note}", style="dim") for note in report.notes]
     return lines
 
