@@ -168,12 +168,14 @@ def perturbations(
 
 def _read_image(path: Path):
     import numpy as np
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
+
+    from crsbench.datasets.folder import open_image
 
     try:
-        with Image.open(path) as image:
+        with open_image(path) as image:
             return np.asarray(image.convert("RGB"))
-    except (OSError, UnidentifiedImageError) as exc:
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
         raise DataError(f"{path}: cannot read image ({exc.__class__.__name__})") from None
 
 
