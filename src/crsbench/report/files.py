@@ -12,10 +12,26 @@ import pandas as pd
 
 from crsbench.records import aggregate_seeds, select_suite
 
-WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
+_FORMAT_WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
     "csv": lambda frame, path: frame.to_csv(path, index=False),
     "parquet": lambda frame, path: frame.to_parquet(path, index=False),
 }
+
+
+def _naming_the_file(write: Callable[[pd.DataFrame, Path], None]) -> Callable[[pd.DataFrame, Path], None]:
+    """pandas and pyarrow raise a full disk or read-only folder without the file's name: add it."""
+    def named(frame: pd.DataFrame, path: Path) -> None:
+        try:
+            write(frame, path)
+        except OSError as error:
+            if error.filename is not None or error.errno is None:
+                raise
+            raise OSError(error.errno, error.strerror, str(path)) from None
+
+    return named
+
+
+WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {k: _naming_the_file(w) for k, w in _FORMAT_WRITERS.items()}
 
 
 def export_records(
@@ -72,7 +88,8 @@ def clean_json(value: Any) -> Any:
 
 
 def write_json(value: Any, path: Path) -> Path:
-    path.write_text(json.dumps(clean_json(value), indent=2, default=_json_default) + "\n")
+    _naming_the_file(lambda text, p: p.write_text(text))(
+        json.dumps(clean_json(value), indent=2, default=_json_default) + "\n", path)
     return path
 
 
