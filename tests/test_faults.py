@@ -488,3 +488,74 @@ def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path):
         assert lock.took_over["pid"] == holder.pid
         assert json.loads((tmp_path / "out" / ".crsbench.lock").read_text())["pid"] == os.getpid()
     assert (tmp_path / "out" / ".crsbench.lock").read_text() == ""  # released cleanly
+
+
+# --------------------------------------------------------------------------- a real run: 1, 3, 5, 7
+
+
+_STARTED_THEN_KILLED = """
+import sys, time
+from crsbench.store import ResultsStore
+store = ResultsStore(sys.argv[1])
+store.start_run({"run_id": "killed-run", "started_at": "2024-01-01T00:00:00+00:00", "host": "h"})
+print("started", flush=True)
+time.sleep(600)
+"""
+
+
+def _npz_suite(tmp_path: Path, output: Path) -> Path:
+    rng = np.random.default_rng(0)
+    n = 90
+    labels = np.arange(n) % 2
+    images = (rng.integers(0, 60, (n, 16, 16, 3)) + labels[:, None, None, None] * 100).astype(np.uint8)
+    split = np.array(["train", "val", "test"] * (n // 3))  # equal sizes: a cache pair fits another split
+    np.savez(tmp_path / "data.npz", images=images, labels=labels, split=split)
+    suite = {
+        "name": "names", "output": str(output), "cache": str(tmp_path / "cache"), "encoders": ["raw-pixels"],
+        "tasks": [{"name": "t", "dataset": {"kind": "npz", "path": str(tmp_path / "data.npz"), "name": "x[/y]",
+                                             "class_names": ["a:x:", "b[/z]"], "split_key": "split"}}],
+        "seeds": [0, 1], "fractions": [1.0], "probe": {"c_grid": [0.1]}, "perturbations": {"select": "none"},
+    }
+    path = tmp_path / f"{output.name}.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    return path
+
+
+@pytest.mark.slow
+def test_a_run_marks_killed_runs_records_numerics_shows_names_and_rejects_a_swapped_cache_entry(tmp_path):
+    output = tmp_path / "out"
+    output.mkdir()
+    killed = subprocess.Popen([sys.executable, "-c", _STARTED_THEN_KILLED, str(output / "results.sqlite")],
+                              stdout=subprocess.PIPE, text=True)
+    assert killed.stdout.readline().strip() == "started"
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+
+    code, out, err = cli("run", _npz_suite(tmp_path, output))
+    assert code == 0, err
+    assert "embed raw-pixels / x[/y]:train" in err  # the progress bar shows the dataset's name as written
+    assert "marked as aborted (never finished): run killed-run" in out
+    from crsbench.store import load_runs
+
+    runs = load_runs(output).set_index("run_id")
+    assert runs.at["killed-run", "status"] == "aborted"
+    finished = runs[runs["status"] == "finished"].iloc[0]
+    numerics = json.loads(finished["numerics"])
+    assert numerics["encoders"]["raw-pixels"] == {"device": "cpu", "precision": "fp32"}
+    if "torch" in sys.modules:
+        assert numerics["torch_threads"] >= 1
+
+    # a valid cache pair copied over another key of the same shape is rejected and recomputed
+    cache = tmp_path / "cache"
+    metas = {p: json.loads(p.read_text()) for p in cache.glob("*.json")}
+    train = next(p for p, m in metas.items() if m["split"] == "train")
+    test = next(p for p, m in metas.items() if m["split"] == "test")
+    shutil.copy(train.with_suffix(".npy"), test.with_suffix(".npy"))
+    shutil.copy(train, test)
+    code, out, err = cli("run", _npz_suite(tmp_path, tmp_path / "again"))
+    assert code == 0, err
+    assert f"1 embedding cache entries rejected (damaged or made for another request) and recomputed: {test.stem}" in out
+    first = api.records(output).set_index("record_key")
+    second = api.records(tmp_path / "again").set_index("record_key")
+    assert first["auroc"].to_dict() == second["auroc"].to_dict()
+    assert first["ece"].to_dict() == second["ece"].to_dict()
