@@ -13,7 +13,8 @@ from crsbench import records as record_schema
 from crsbench.crs import CRSConfig
 from crsbench.progress import Progress
 from crsbench.runner import RunSummary, SuiteRun
-from crsbench.store import load_records
+from crsbench.grid import GridStatus, check_grid
+from crsbench.store import load_records, load_runs
 from crsbench.suite import Suite, load_suite, parse_suite
 
 BUILTIN_SUITES: tuple[str, ...] = ("demo", "demo-quick", "crs-bench")
@@ -68,8 +69,10 @@ def demo_suite(quick: bool = False, output: str | Path | None = None, use_medmni
     return parse_suite(raw, source=str(path), base=path.parent)
 
 
-def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None) -> RunSummary:
-    return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir).run()
+def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None,
+        wait_s: float = 0.0) -> RunSummary:
+    """Run a suite; `wait_s`: how long to wait for another run holding the same output."""
+    return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir, wait_s=wait_s).run()
 
 
 def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:
@@ -78,10 +81,26 @@ def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:
     return record_schema.select_suite(frame, suite_hash) if suite_hash else frame
 
 
-def aggregate(results: str | Path | pd.DataFrame, suite_hash: str | None = None) -> pd.DataFrame:
-    """Mean, std and n over seeds (records.aggregate_seeds); records of several grids are refused."""
-    frame = results if isinstance(results, pd.DataFrame) else load_records(results)
-    return record_schema.aggregate_seeds(frame, suite_hash)
+def grid_view(results: str | Path | pd.DataFrame, suite_hash: str | None = None,
+              partial: bool = False) -> tuple[pd.DataFrame, GridStatus]:
+    """The records to show and how they cover the grid the suite asked for (grid.check_grid): an
+    incomplete grid is refused unless `partial`, which keeps the evaluations every encoder shares."""
+    if isinstance(results, pd.DataFrame):
+        frame, runs = results, None
+    else:
+        frame, runs = load_records(results), load_runs(results)
+    if suite_hash:
+        frame = record_schema.select_suite(frame, suite_hash)
+    if frame.empty:
+        return frame, GridStatus(None, 0, ())
+    return check_grid(record_schema.normalise_keys(frame), runs, suite_hash, partial)
+
+
+def aggregate(results: str | Path | pd.DataFrame, suite_hash: str | None = None, partial: bool = False) -> pd.DataFrame:
+    """Mean, std and n over seeds (records.aggregate_seeds); records of several grids are refused, and
+    so is an incomplete grid unless `partial` (see grid_view)."""
+    frame, _ = grid_view(results, suite_hash, partial)
+    return record_schema.aggregate_seeds(frame)
 
 
 def export_results(
@@ -108,7 +127,7 @@ def _stored_suites(results: str | Path, suite_hash: str | None = None) -> list[d
     path = path / "results.sqlite" if path.is_dir() else path
     if not path.exists():
         return []
-    with ResultsStore(path) as store:
+    with ResultsStore(path, read_only=True) as store:
         runs = store.runs()
     if suite_hash:
         runs = runs[runs["suite_hash"].astype(str).str.startswith(suite_hash)]
@@ -146,19 +165,26 @@ def score(
     config: CRSConfig | None = None,
     *,
     suite_hash: str | None = None,
+    partial: bool = False,
     **settings,
 ):
     """The CRS report of a results folder. `config` is a crs.CRSConfig; without it, the suite's `crs:`
     block with CRSConfig fields given by name (`n_boot=2000`) applied over it. The suite's baselines
-    are left out of the rank statistics."""
+    are left out of the rank statistics. An incomplete grid is refused unless `partial`; a partial
+    report says so in its first note and in settings["grid"]."""
+    import dataclasses
+
     from crsbench.scoring import score_records
 
     if config is not None and settings:
         raise ValueError(f"give either config or settings by name, not both ({sorted(settings)})")
     suite_crs, baselines = suite_score_settings(results, suite_hash)
     config = config or CRSConfig(**{**suite_crs, **settings})
-    reference = reference or suite_reference(results, suite_hash)
-    return score_records(records(results, suite_hash), reference, config, baselines=baselines)
+    frame, grid = grid_view(results, suite_hash, partial)
+    report = score_records(frame, reference or suite_reference(results, suite_hash), config, baselines=baselines)
+    notes = (grid.label(),) if grid.partial_view else ()
+    return dataclasses.replace(report, notes=notes + tuple(report.notes),
+                               settings={**report.settings, "grid": grid.as_dict()})
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:

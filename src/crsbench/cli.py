@@ -32,6 +32,10 @@ app.add_typer(encoders_app, name="encoders")
 
 
 SUITE_HASH = typer.Option(None, "--suite-hash", help="Only the records of this suite (a unique prefix of its hash).")
+PARTIAL = typer.Option(
+    False, "--partial",
+    help="Show an incomplete grid as a labelled partial view (only the evaluations every encoder has).",
+)
 
 
 def _wide() -> Console:
@@ -39,18 +43,20 @@ def _wide() -> Console:
     return Console(width=max(console.width, 160), soft_wrap=True)
 
 
-def _run_and_render(suite, cache_dir: Optional[Path]) -> None:
+def _run_and_render(suite, cache_dir: Optional[Path], wait_s: float = 0.0) -> None:
     started = time.perf_counter()
-    summary = api.run(suite, progress=RichProgress(), cache_dir=cache_dir)
+    summary = api.run(suite, progress=RichProgress(), cache_dir=cache_dir, wait_s=wait_s)
     elapsed = time.perf_counter() - started
-    console.print(report.results_table(api.aggregate(summary.output)))
+    # the output may hold other suites' records too: what is incomplete is shown labelled, not refused
+    records, grid = api.grid_view(summary.output, partial=True)
+    console.print(report.results_table(api.aggregate(records), grid))
     console.print(report.run_summary_line(summary, elapsed))
 
 
 def _score_and_render(results_dir: Path, reference: Optional[str], n_boot: int, out: Optional[Path] = None,
-                      suite_hash: Optional[str] = None) -> None:
+                      suite_hash: Optional[str] = None, partial: bool = False) -> None:
     started = time.perf_counter()
-    scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash)
+    scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial)
     for table in report.task_tables(scored):
         _wide().print(table)
     _wide().print(report.scores_table(scored))
@@ -88,9 +94,10 @@ SUITE_ARGUMENT = typer.Argument(..., help="Suite YAML file, or a built-in suite:
 def run(
     suite: str = SUITE_ARGUMENT,
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
+    wait: float = typer.Option(0.0, "--wait", min=0, help="Seconds to wait for another run holding the same output."),
 ) -> None:
     """Run a suite; a rerun resumes, writing only the records that are missing."""
-    _run_and_render(api.open_suite(suite), cache_dir)
+    _run_and_render(api.open_suite(suite), cache_dir, wait)
 
 
 @app.command()
@@ -111,9 +118,11 @@ def results(
     export: bool = typer.Option(False, "--export", help="Write records and seed means as Parquet and CSV."),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for the exports (default: the results folder)."),
     suite_hash: Optional[str] = SUITE_HASH,
+    partial: bool = PARTIAL,
 ) -> None:
     """Show the per-encoder table of a results folder, and optionally export its records."""
-    console.print(report.results_table(api.aggregate(results_dir, suite_hash)))
+    records, grid = api.grid_view(results_dir, suite_hash, partial)
+    console.print(report.results_table(api.aggregate(records), grid))
     if export:
         for path in api.export_results(results_dir, out, suite_hash=suite_hash):
             console.print(Text(f"wrote {path}"))
@@ -127,9 +136,10 @@ def score(
     n_boot: int = typer.Option(10_000, "--n-boot", min=0, help="Paired-seed bootstrap draws (0: none)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for the score tables (default: RESULTS/scores)."),
     suite_hash: Optional[str] = SUITE_HASH,
+    partial: bool = PARTIAL,
 ) -> None:
     """Score the encoders: four axes, three components, CRS, interval, leading tier, AUROC vs CRS rank."""
-    _score_and_render(results_dir, reference, n_boot, out, suite_hash)
+    _score_and_render(results_dir, reference, n_boot, out, suite_hash, partial)
 
 
 @app.command()
@@ -158,12 +168,14 @@ def perturbations(
 
 def _read_image(path: Path):
     import numpy as np
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
+
+    from crsbench.datasets.folder import open_image
 
     try:
-        with Image.open(path) as image:
+        with open_image(path) as image:
             return np.asarray(image.convert("RGB"))
-    except (OSError, UnidentifiedImageError) as exc:
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
         raise DataError(f"{path}: cannot read image ({exc.__class__.__name__})") from None
 
 

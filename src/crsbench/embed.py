@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import tempfile
+import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -145,18 +147,28 @@ class Embedder:
         return f"embed {encoder_facts(request.encoder).name} / {request.dataset.meta.name}:{request.split}{suffix}"
 
 
+ORPHAN_AGE_S = 24 * 3600  # a temporary file of another host is removed only when this old
+
+
 class EmbeddingCache:
-    """One `.npy` plus a `.json` sidecar per key; the sidecar holds the matrix's content hash."""
+    """One `.npy` plus a `.json` sidecar per key. The sidecar holds the matrix's content hash and the key
+    material (`EmbeddingRequest.describe()`): a load checks both, so a file copied under another key, or
+    truncated, is rejected (and recomputed), never served.
+
+    Opening a cache removes the temporary files of writers that died mid-write (a pid of this host that
+    is gone, or a file older than ORPHAN_AGE_S); a live writer's file is left alone.
+    """
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.rejected: list[str] = []  # keys whose files were truncated or tampered with
+        self.rejected: list[str] = []  # keys whose files were truncated, tampered with, or of another key
+        self.orphans_removed = self._remove_orphans()
 
     def _paths(self, key: str) -> tuple[Path, Path]:
         return self.root / f"{key}.npy", self.root / f"{key}.json"
 
-    def load(self, key: str) -> Embedding | None:
+    def load(self, key: str, description: dict | None = None) -> Embedding | None:
         array_path, meta_path = self._paths(key)
         if not (array_path.exists() and meta_path.exists()):
             return None
@@ -170,6 +182,9 @@ class EmbeddingCache:
         if digest != meta.get("content_hash") or list(matrix.shape) != meta.get("shape"):
             self.rejected.append(key)
             return None
+        if description is not None and any(meta.get(name) != value for name, value in description.items()):
+            self.rejected.append(key)  # a valid pair, but made for another request
+            return None
         return Embedding(matrix, digest, from_cache=True)
 
     def save(self, key: str, embedding: Embedding, description: dict) -> None:
@@ -179,15 +194,59 @@ class EmbeddingCache:
         meta = {**description, "content_hash": embedding.content_hash, "shape": list(embedding.matrix.shape)}
         _atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=1).encode()))
 
+    def _remove_orphans(self) -> int:
+        removed = 0
+        for tmp in self.root.glob("*.tmp"):
+            if _orphaned(tmp):
+                tmp.unlink(missing_ok=True)
+                removed += 1
+        return removed
+
+
+def _tmp_prefix(path: Path) -> str:
+    """The writer's host and pid are in a temporary file's name, so an orphan can be told from a live write."""
+    return f"{path.name}.{platform.node()}.{os.getpid()}."
+
+
+def _orphaned(tmp: Path) -> bool:
+    try:
+        age = time.time() - tmp.stat().st_mtime
+    except FileNotFoundError:
+        return False  # its writer just renamed it
+    parts = tmp.name.split(".")
+    # <key>.<npy|json>.<host>.<pid>.<random>.tmp; a host name may hold dots
+    pid = parts[-3] if len(parts) >= 6 else ""
+    host = ".".join(parts[2:-3])
+    if host == platform.node() and pid.isdigit():
+        return not _pid_alive(int(pid))
+    return age > ORPHAN_AGE_S
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
 
 def _atomic_write(path: Path, write: Callable) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_tmp_prefix(path), suffix=".tmp")
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path.parent)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        # numpy and file objects raise without a file name: name the file the cache could not write
+        raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -202,7 +261,7 @@ class CachedEmbedder:
 
     def embed(self, request: EmbeddingRequest) -> Embedding:
         key = request.key()
-        cached = self.cache.load(key)
+        cached = self.cache.load(key, request.describe())
         if cached is not None:
             return cached
         embedding = self.embedder.embed(request)

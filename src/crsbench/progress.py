@@ -61,7 +61,8 @@ class RichProgress:
                 return Text(f"{speed:,.1f} {unit}/s" if speed else f"-- {unit}/s", style="progress.data.speed")
 
         bar = RichBar(
-            TextColumn("[bold]{task.description}"),
+            # descriptions hold user names (`x[/y]`): shown as written, never read as markup
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TaskProgressColumn(),
@@ -82,4 +83,6 @@ class RichProgress:
             yield _Task()
 
     def log(self, message: str) -> None:
-        self.console.print(message)
+        from rich.text import Text
+
+        self.console.print(Text(message), highlight=False)

@@ -4,8 +4,12 @@ columns around the numbers the pipeline computed."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
 import platform
+import sys
 from dataclasses import dataclass
+from importlib.util import find_spec
 
 import yaml
 
@@ -24,11 +28,35 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def numerics(resolved: Resolved) -> dict:
+    """The settings that change the bits of embeddings and metrics while leaving cache and record keys
+    equal (docs/records.md, "What identical means"): thread counts, devices, precisions, library versions.
+    """
+    import numpy as np
+
+    settings: dict = {
+        "numpy": np.__version__, "python": platform.python_version(), "machine": platform.machine(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "encoders": {
+            label: {"device": getattr(encoder, "device", "cpu"), "precision": getattr(encoder, "precision", "fp32")}
+            for label, encoder in resolved.encoders.items()
+        },
+    }
+    if "torch" in sys.modules or find_spec("torch") is not None:
+        import torch
+
+        settings.update(torch=torch.__version__, torch_threads=torch.get_num_threads(),
+                        torch_interop_threads=torch.get_num_interop_threads(),
+                        torch_deterministic=torch.are_deterministic_algorithms_enabled())
+    return settings
+
+
 def start_run(store: ResultsStore, suite: Suite, resolved: Resolved, run_id: str) -> None:
     store.start_run({
         "run_id": run_id, "started_at": now(), "suite_hash": suite.suite_hash(),
         "suite_name": suite.name, "suite_yaml": yaml.safe_dump(suite.model_dump(mode="json")),
-        "crsbench_version": __version__, "host": platform.node(),
+        "crsbench_version": __version__, "host": platform.node(), "pid": os.getpid(),
+        "numerics": json.dumps(numerics(resolved), sort_keys=True),
     })
     for task, role, dataset in _datasets_read(resolved):
         store.add_run_dataset(run_id, task, role, dataset.meta.name, dataset.fingerprint(), _dropped(dataset))

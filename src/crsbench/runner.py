@@ -23,6 +23,7 @@ from crsbench.conditions import Condition
 from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache
 from crsbench.executors import LocalExecutor
 from crsbench.keys import missing, unit_keys
+from crsbench.output_lock import OutputLock
 from crsbench.pipeline import FittedUnit, evaluate, fit_unit
 from crsbench.plan import FitUnit, plan
 from crsbench.probe import ProbeConfig
@@ -52,11 +53,15 @@ class RunSummary:
     skipped: int
     forward_passes: int
     cache_rejected: list[str] = field(default_factory=list)
+    aborted_runs: list[str] = field(default_factory=list)  # earlier runs on the output that never finished
+    cache_orphans_removed: int = 0
 
 
 class SuiteRun:
-    def __init__(self, suite: Suite, progress: Progress | None = None, executor=None, cache_dir: str | Path | None = None):
+    def __init__(self, suite: Suite, progress: Progress | None = None, executor=None, cache_dir: str | Path | None = None,
+                 wait_s: float = 0.0):
         self.suite = suite
+        self.wait_s = wait_s  # how long to wait for another run holding the output
         self.progress = progress or SilentProgress()
         self.executor = executor or LocalExecutor()
         self.output = Path(suite.output)
@@ -70,21 +75,32 @@ class SuiteRun:
         resolved = resolve(self.suite)
         keys = unit_keys(units, resolved, self.probe_config.fingerprint())
         run = RunIdentity(uuid.uuid4().hex[:12], self.suite.suite_hash(), self.probe_config.fingerprint())
-        with ResultsStore(self.output / "results.sqlite") as store:
+        with OutputLock(self.output, self.wait_s), ResultsStore(self.output / "results.sqlite") as store:
             start_run(store, self.suite, resolved, run.run_id)
+            aborted = store.mark_aborted(except_run=run.run_id)
             todo = missing(keys, store.existing_keys())
 
             def commit(unit: FitUnit, condition: Condition, numbers: dict) -> bool:
                 return store.add(assemble_record(unit, condition, numbers, keys[unit][condition], run, resolved))
 
             written = 0
-            with self.progress.task("probe fits", total=len(todo), unit="fit") as bar:
-                for (encoder, task), jobs in _by_encoder_and_task(todo).items():
-                    written += self._run_pair(TaskData(self.embeddings, resolved, encoder, task), jobs, commit, bar)
+            try:
+                with self.progress.task("probe fits", total=len(todo), unit="fit") as bar:
+                    for (encoder, task), jobs in _by_encoder_and_task(todo).items():
+                        written += self._run_pair(TaskData(self.embeddings, resolved, encoder, task), jobs, commit, bar)
+            except BaseException:
+                # interrupted or failed: say so, when the store can still be written (a SIGKILL is marked
+                # by the next run instead)
+                try:
+                    store.finish_run(run.run_id, now(), written, status="aborted")
+                except Exception:  # noqa: BLE001 - the original error is the one to report
+                    pass
+                raise
             store.finish_run(run.run_id, now(), written)
         planned = sum(len(k) for k in keys.values())
         return RunSummary(
-            run.run_id, self.output, planned, written, planned - written, self.embedder.forward_passes, list(self.cache.rejected)
+            run.run_id, self.output, planned, written, planned - written, self.embedder.forward_passes,
+            list(self.cache.rejected), aborted, self.cache.orphans_removed,
         )
 
     def _run_pair(self, data: TaskData, jobs: dict[FitUnit, tuple[Condition, ...]], commit: Commit, bar) -> int:

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import csv
 import json
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Optional, Sequence, Union
+from typing import ClassVar, Iterator, Optional, Sequence, Union
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -51,10 +53,30 @@ class FileImages:
         return np.stack(images)
 
 
+# PIL's own limit: above it an image is refused as a decompression bomb rather than decoded
+MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS or 89_478_485
+BOMB_ERRORS = (Image.DecompressionBombError, Image.DecompressionBombWarning)
+
+
+@contextmanager
+def open_image(path: Path) -> Iterator[Image.Image]:
+    """An image decoded in full; a decompression bomb (more than MAX_IMAGE_PIXELS pixels) is a DataError
+    naming the file, where PIL would only warn below twice the limit."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(path)
+    except BOMB_ERRORS as error:
+        raise DataError(f"{path}: refused as a possible decompression bomb ({error}); "
+                        f"downscale the image below {MAX_IMAGE_PIXELS:,} pixels") from None
+    with image:
+        image.load()  # decode now, so truncated files fail here with their name
+        yield image
+
+
 def load_image(path: Path, size: int) -> np.ndarray:
     try:
-        with Image.open(path) as image:
-            image.load()  # decode now, so truncated files fail here with their name
+        with open_image(path) as image:
             image = ImageOps.exif_transpose(image)
             rgb = _to_rgb(image)
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as error:

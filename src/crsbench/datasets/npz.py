@@ -8,6 +8,7 @@ names each example's split.
 from __future__ import annotations
 
 import hashlib
+import zipfile
 from pathlib import Path
 from typing import ClassVar, Optional
 
@@ -94,6 +95,7 @@ class NpzDataset(DatasetKind):
         for key in (o["images_key"], o["labels_key"], o["ids_key"], o["groups_key"], o["split_key"]):
             if key is not None and key not in data.files:
                 raise DataError(f"{self.path}: key {key!r} missing (keys: {', '.join(data.files)})")
+        data = self._read_arrays(data)
         images, labels = data[o["images_key"]], data[o["labels_key"]]
         if images.dtype != np.uint8 or images.ndim not in (3, 4):
             raise DataError(f"{self.path}: {o['images_key']!r} must be uint8 [n,H,W] or [n,H,W,C], got {images.dtype} {images.shape}")
@@ -105,6 +107,22 @@ class NpzDataset(DatasetKind):
         groups = data[o["groups_key"]].astype(str) if o["groups_key"] else ids
         self._arrays = {"images": images, "labels": labels, "ids": ids, "groups": groups, "split": self._assign(data, labels, groups)}
         return self._arrays
+
+    def _read_arrays(self, archive) -> dict[str, np.ndarray]:
+        """The arrays the options name; an object array (which only pickle could read) fails naming its key."""
+        o = self._options
+        arrays = {}
+        for key in (o["images_key"], o["labels_key"], o["ids_key"], o["groups_key"], o["split_key"]):
+            if key is None:
+                continue
+            try:
+                arrays[key] = archive[key]
+            except (OSError, ValueError, zipfile.BadZipFile) as error:
+                raise DataError(
+                    f"{self.path}: key {key!r} is unreadable ({error}); save it as a numeric or string array "
+                    "(object arrays are refused: reading them would run pickled code)"
+                ) from None
+        return arrays
 
     def _checked_labels(self, labels: np.ndarray) -> np.ndarray:
         k = self.meta.n_classes

@@ -12,10 +12,26 @@ import pandas as pd
 
 from crsbench.records import aggregate_seeds, select_suite
 
-WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
+_FORMAT_WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
     "csv": lambda frame, path: frame.to_csv(path, index=False),
     "parquet": lambda frame, path: frame.to_parquet(path, index=False),
 }
+
+
+def _naming_the_file(write: Callable[[pd.DataFrame, Path], None]) -> Callable[[pd.DataFrame, Path], None]:
+    """pandas and pyarrow raise a full disk or read-only folder without the file's name: add it."""
+    def named(frame: pd.DataFrame, path: Path) -> None:
+        try:
+            write(frame, path)
+        except OSError as error:
+            if error.filename is not None or error.errno is None:
+                raise
+            raise OSError(error.errno, error.strerror, str(path)) from None
+
+    return named
+
+
+WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {k: _naming_the_file(w) for k, w in _FORMAT_WRITERS.items()}
 
 
 def export_records(
@@ -72,7 +88,8 @@ def clean_json(value: Any) -> Any:
 
 
 def write_json(value: Any, path: Path) -> Path:
-    path.write_text(json.dumps(clean_json(value), indent=2, default=_json_default) + "\n")
+    _naming_the_file(lambda text, p: p.write_text(text))(
+        json.dumps(clean_json(value), indent=2, default=_json_default) + "\n", path)
     return path
 
 
@@ -85,14 +102,18 @@ def write_score_report(report, out_dir: str | Path) -> dict[str, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
+    partial = bool((report.settings.get("grid") or {}).get("partial_view"))
     for stem, table in report.tables().items():
         flat = _flat(table)
+        if partial:  # every file of a partial view says so, not only summary.json
+            flat.insert(0, "view", "partial")
         for suffix, write in WRITERS.items():
             path = out / f"{stem}.{suffix}"
             write(flat, path)
             written[path.name] = path
     for path, value in (
-        (out / "scores.json", _flat(report.scores).to_dict(orient="records")),
+        (out / "scores.json", _flat(report.scores).assign(**({"view": "partial"} if partial else {}))
+         .to_dict(orient="records")),
         (out / "summary.json", report.summary()),
     ):
         written[path.name] = write_json(value, path)

@@ -29,11 +29,18 @@ def fmt(value: Any, digits: int = 3) -> str:
 # --------------------------------------------------------------------------- results
 
 
-def results_table(aggregate: pd.DataFrame) -> Table:
-    """Clean test at 100% labels from a seed aggregate: AUROC / ECE per encoder and task, best mean AUROC first."""
+def _partial_label(grid) -> str:
+    return "PARTIAL VIEW - " if grid is not None and getattr(grid, "partial_view", False) else ""
+
+
+def results_table(aggregate: pd.DataFrame, grid=None) -> Table:
+    """Clean test at 100% labels from a seed aggregate: AUROC / ECE per encoder and task, best mean AUROC first.
+    `grid` (a grid.GridStatus): a partial view is labelled in the title and caption."""
     frame = clean_full_label(aggregate)
     seeds = int(frame["n_seeds"].max()) if len(frame) else 0
-    table = Table(title=f"Clean test, 100% labels: AUROC / ECE (mean over {seeds} seeds)")
+    table = Table(title=Text(f"{_partial_label(grid)}Clean test, 100% labels: AUROC / ECE (mean over {seeds} seeds)"))
+    if _partial_label(grid):
+        table.caption = Text(grid.label())
     table.add_column("encoder", style="bold")
     tasks = sorted(frame["task"].unique())
     for task in tasks:
@@ -51,10 +58,17 @@ def results_table(aggregate: pd.DataFrame) -> Table:
 
 
 def run_summary_line(summary, elapsed: float) -> Text:
-    return Text(
+    line = Text(
         f"{summary.written} records written, {summary.skipped} already stored, "
         f"{summary.forward_passes} encoder batches run, in {elapsed:.1f} s. Results: {summary.output}/results.sqlite"
     )
+    rejected = getattr(summary, "cache_rejected", [])
+    if rejected:
+        line.append(f"\n{len(rejected)} embedding cache entries rejected (damaged or made for another request) "
+                    f"and recomputed: {', '.join(rejected[:5])}{' ...' if len(rejected) > 5 else ''}")
+    if getattr(summary, "aborted_runs", []):
+        line.append(f"\nmarked as aborted (never finished): run {', '.join(summary.aborted_runs)}")
+    return line
 
 
 # --------------------------------------------------------------------------- scores
@@ -106,8 +120,13 @@ def _name_cell(encoder, row) -> Text:
     return Text(f"{encoder}{marks}")
 
 
+def _partial_prefix(report) -> str:
+    """A partial view (an incomplete grid the user asked to see) says so everywhere it is shown."""
+    return "PARTIAL VIEW - " if (report.settings.get("grid") or {}).get("partial_view") else ""
+
+
 def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> Table:
-    table = Table(title=Text(title))
+    table = Table(title=Text(_partial_prefix(report) + title))
     level = report.settings.get("level", DEFAULT_LEVEL)
     columns = [("encoder", "left")]
     columns += [(_axis_header(report, a), "right") for a in AXES]
@@ -204,7 +223,7 @@ def score_lines(report) -> list[Text]:
         lines.append(Text(f"Leading tier, task {task}: {', '.join(tier)}"))
     tier = ", ".join(report.leading_tier) or "- (no bootstrap)"
     label = f" ({report.interval_label})" if report.interval_label else ""
-    lines.append(Text(f"Leading tier across tasks{label}: {tier}"))
+    lines.append(Text(f"{_partial_prefix(report)}Leading tier across tasks{label}: {tier}"))
     lines += [Text(f"note: {note}", style="dim") for note in report.notes]
     return lines
 

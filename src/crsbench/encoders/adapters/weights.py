@@ -131,9 +131,17 @@ def load_state_dict(path: Path, encoder: str) -> dict:
 
     path = Path(path)
     if path.suffix == ".safetensors":
+        from safetensors import SafetensorError
         from safetensors.torch import load_file
 
-        state = load_file(str(path), device="cpu")
+        try:
+            state = load_file(str(path), device="cpu")
+        except (SafetensorError, ValueError, OSError) as exc:
+            detail = " ".join(str(exc).split())[:200]
+            raise EncoderError(
+                f"encoder {encoder!r}: {path}: not a readable .safetensors file ({detail}); "
+                "download or convert the weights again"
+            ) from None
     else:
         try:
             state = torch.load(path, map_location="cpu", weights_only=True)
