@@ -165,7 +165,7 @@ def test_a_partial_view_compares_like_with_like_and_is_labelled_everywhere(tmp_p
     assert code == 0 and "PARTIAL VIEW" in out and "cxr" not in out.split("PARTIAL VIEW")[1].split("\n")[0]
     code, out, _ = cli("score", tmp_path / "out", "--partial", "--n-boot", "20", "--out", tmp_path / "scores")
     assert code == 0
-    assert "PARTIAL VIEW - Clinical Reliability Score" in out and "PARTIAL VIEW - Leading tier" in out
+    assert "PARTIAL VIEW - Across tasks: Clinical Reliability Score" in out and "PARTIAL VIEW - Leading tier" in out
     summary = json.loads((tmp_path / "scores" / "summary.json").read_text())
     assert summary["settings"]["grid"]["partial_view"] is True and summary["notes"][0].startswith("PARTIAL VIEW")
     for name in ("scores.csv", "axes.csv", "leading_tier.csv"):
