@@ -127,10 +127,21 @@ def report(records) -> ScoreReport:
 # --------------------------------------------------------------------------- axes: hand-worked values
 
 
-def test_label_efficiency_is_the_normalised_trapezoid_area_over_log_fraction():
-    # log10 f = -2, -1, 0; area = (0.6+0.7)/2 + (0.7+0.8)/2 = 1.4; / width 2 / AUROC(1.0) 0.8 = 0.875
+def test_label_efficiency_is_the_chance_corrected_trapezoid_area_over_log_fraction():
+    # lifts 0.1, 0.2, 0.3 at log10 f = -2, -1, 0: area 0.15 + 0.25 = 0.4; / width 2 / lift(1.0) 0.3 = 2/3
     values = per_seed_axes(one_task_records({0.01: 0.6, 0.1: 0.7, 1.0: 0.8}))
-    assert values["label_efficiency"].tolist() == pytest.approx([0.875, 0.875])
+    assert values["label_efficiency"].tolist() == pytest.approx([2 / 3, 2 / 3])
+    # the sample-size answer: AUROC(f) >= 0.8 - 0.02 first at f = 1.0 here
+    assert values["sufficient_fraction"].tolist() == [1.0, 1.0]
+
+
+def test_brier_skill_uses_the_training_prevalence_as_the_prior():
+    data = one_task_records({1.0: 0.8})
+    data["n_train"], data["positives_train"] = 100, json.dumps([70, 30])
+    data["n_eval"], data["positives_eval"] = 100, json.dumps([70, 30])
+    values = per_seed_axes(data)
+    # prior Brier 0.42 (axis_math.prior_brier_single_label); the records' Brier is 0.2
+    assert values["brier_skill"].tolist() == pytest.approx([1 - 0.2 / 0.42] * 2)
 
 
 def test_discrimination_and_calibration_read_the_clean_full_fraction_record():
@@ -141,17 +152,25 @@ def test_discrimination_and_calibration_read_the_clean_full_fraction_record():
 
 
 def test_robustness_averages_perturbation_retention_with_shift_retention():
-    # perturbation ratios 0.72/0.8 = 0.9 and 0.64/0.8 = 0.8 -> 0.85; shift 0.6/0.8 = 0.75; mean 0.8
+    # above chance: perturbed 0.22/0.3 and 0.14/0.3 -> 0.6; shift 0.1/0.3; mean (0.6 + 1/3) / 2
     data = one_task_records({1.0: 0.8}, perturbed=[("noise", 1, 0.72), ("noise", 2, 0.64)], shift=0.6)
     values = per_seed_axes(data)
-    assert values["perturbation_retention"].tolist() == pytest.approx([0.85, 0.85])
-    assert values["shift_retention"].tolist() == pytest.approx([0.75, 0.75])
-    assert values["robustness"].tolist() == pytest.approx([0.8, 0.8])
+    assert values["perturbation_retention"].tolist() == pytest.approx([0.6, 0.6])
+    assert values["shift_retention"].tolist() == pytest.approx([1 / 3, 1 / 3])
+    assert values["robustness"].tolist() == pytest.approx([(0.6 + 1 / 3) / 2] * 2)
+    assert values["perturbed_auroc"].tolist() == pytest.approx([0.68, 0.68])
+
+
+def test_an_encoder_at_chance_is_not_assessable_and_scores_zero_on_the_ratio_axes():
+    data = one_task_records({0.01: 0.5, 0.1: 0.5, 1.0: 0.51}, perturbed=[("noise", 1, 0.55)], shift=0.52)
+    values = per_seed_axes(data)
+    assert values["not_assessable"].all()
+    assert (values["label_efficiency"] == 0).all() and (values["robustness"] == 0).all()
 
 
 def test_robustness_without_shift_records_is_the_perturbation_retention():
-    values = per_seed_axes(one_task_records({1.0: 0.8}, perturbed=[("blur", 3, 0.72)]))
-    assert values["robustness"].tolist() == pytest.approx([0.9, 0.9])
+    values = per_seed_axes(one_task_records({1.0: 0.8}, perturbed=[("blur", 3, 0.74)]))
+    assert values["robustness"].tolist() == pytest.approx([0.8, 0.8])
 
 
 def test_axes_are_seed_means_then_task_means():
@@ -175,10 +194,10 @@ def test_missing_axes_are_reported_with_a_reason_never_as_zero():
 
 
 def test_an_incomplete_condition_grid_uses_the_common_part_and_says_so():
-    data = one_task_records({1.0: 0.8}, perturbed=[("noise", 1, 0.72), ("blur", 1, 0.4)])
+    data = one_task_records({1.0: 0.8}, perturbed=[("noise", 1, 0.74), ("blur", 1, 0.4)])
     data = data[~((data["encoder"] == "b") & (data["condition"] == "blur"))]
     axes = compute_axes(data)
-    assert axes.table["robustness"].tolist() == pytest.approx([0.9, 0.9])
+    assert axes.table["robustness"].tolist() == pytest.approx([0.8, 0.8])
     assert any("common to every encoder and seed" in note for note in axes.notes)
 
 
@@ -270,37 +289,30 @@ def per_draw_loop(axes, counts, reference):
         picked = np.repeat(np.arange(len(row)), row)
         seed_means = axes.cube[:, :, picked, :].mean(axis=2)  # (E, T, A)
         table = pd.DataFrame((seed_means * weights).sum(axis=1), index=list(axes.encoders), columns=list(axes.axes))
-        per_seed = (axes.cube[:, :, picked, :] * weights[None, :, None, :]).sum(axis=1)  # (E, S', A)
-        n = len(picked)
-        variance = per_seed.var(axis=1, ddof=1) if n > 1 else np.zeros((len(axes.encoders), len(axes.axes)))
-        noise = pd.Series(np.sqrt(variance.mean(axis=0) / n), index=list(axes.axes))
-        out.append(crs_scores(table, reference, noise_se=noise)["crs"].to_numpy())
+        out.append(crs_scores(table, reference)["crs"].to_numpy())
     return np.array(out)
 
 
 def test_vectorised_bootstrap_equals_a_per_draw_loop(records):
     axes = compute_axes(records)
     counts = seed_resample_counts(np.random.default_rng(3), len(axes.seeds), 40)
-    fast = crs_from_counts(
-        axes.cube,
-        axes.task_mask,
-        counts,
-        axes.encoders.index("resnet50"),
-        CRSConfig().chain(axes.axes),
-        chunk_size=7,
-    )
+    fast, _ = crs_from_counts(axes, counts, axes.encoders.index("resnet50"), CRSConfig(), chunk_size=7)
     np.testing.assert_allclose(fast, per_draw_loop(axes, counts, "resnet50"), rtol=0, atol=1e-10)
 
 
 def test_bootstrap_outputs_are_consistent(records):
     axes = compute_axes(records)
-    boot = paired_seed_bootstrap(axes, "resnet50", CRSConfig(n_boot=500, seed=0))
+    seed_boot = paired_seed_bootstrap(axes, "resnet50", CRSConfig(n_boot=500, seed=0))
+    assert set(seed_boot.results) == {*axes.tasks, "overall"}
+    assert "ignores test-set uncertainty" in seed_boot.label
+    boot = seed_boot.overall
     np.testing.assert_allclose(boot.rank_distribution.sum(axis=1), 1.0)
     assert boot.top in boot.leading_tier
-    assert boot.intervals.loc["resnet50", "ci_low"] <= boot.intervals.loc["resnet50", "ci_high"]
+    # the reference's CRS is 0 by definition: no interval, never a zero-width one
+    assert boot.intervals.loc["resnet50", ["ci_low", "ci_high"]].isna().all()
     both = boot.pairwise + boot.pairwise.T
     assert (both.to_numpy()[~np.eye(4, dtype=bool)] <= 1 + 1e-12).all()
-    again = paired_seed_bootstrap(axes, "resnet50", CRSConfig(n_boot=500, seed=0))
+    again = paired_seed_bootstrap(axes, "resnet50", CRSConfig(n_boot=500, seed=0)).overall
     np.testing.assert_array_equal(boot.draws, again.draws)
 
 
@@ -309,13 +321,17 @@ def test_case_resampling_says_it_is_unavailable(records):
         paired_seed_bootstrap(compute_axes(records), "resnet50", CRSConfig(n_boot=10, resample_cases=True))
 
 
-def test_weight_sensitivity_keeps_a_dominating_encoder_on_top():
+def test_weight_sensitivity_keeps_a_dominating_encoder_on_top_and_names_the_movers():
     table = pd.DataFrame({"a": [0.0, 1.0, 0.5, -0.2], "b": [0.0, 2.0, -1.0, 0.4]}, index=["r", "best", "x", "y"])
-    result = weight_sensitivity(table, "r", CRSConfig(n_weight_draws=400, seed=0))
+    config = CRSConfig(n_weight_draws=400, seed=0, anchors={"a": 0.0, "b": 0.0}, scales={"a": 0.5, "b": 0.5})
+    result = weight_sensitivity(table, "r", config)
     assert result.loc["best", "p_top"] == 1.0
+    assert not result.loc["best", "place_depends"]
+    # x and y trade places when the weights of a and b move
+    assert result.loc["x", "place_depends"] and result.loc["y", "place_depends"]
     assert result["p_top"].sum() >= 1.0
     assert (result["rank_p05"] <= result["rank_p95"]).all()
-    pd.testing.assert_frame_equal(result, weight_sensitivity(table, "r", CRSConfig(n_weight_draws=400, seed=0)))
+    pd.testing.assert_frame_equal(result, weight_sensitivity(table, "r", config))
 
 
 # --------------------------------------------------------------------------- score_records
@@ -329,13 +345,28 @@ def test_scores_table_has_every_column_and_is_sorted_by_crs(report):
     assert report.scores.loc["resnet50", "balance"] == 0 and report.scores.loc["resnet50", "worst_axis"] == 0
     assert set(report.leading_tier) <= set(report.scores.index)
     assert report.scores.loc[report.scores.index[0], "in_leading_tier"]
-    assert (report.scores["ci_low"] <= report.scores["ci_high"]).all()
+    others = report.scores.drop(index="resnet50")
+    assert (others["ci_low"] <= others["ci_high"]).all()
+    assert report.scores.loc["resnet50", "is_reference"] and report.scores["is_reference"].sum() == 1
+    assert "reference" in _render(report)
+    assert "L=0.5 m=0.02" in _render(report)  # the constants are printed with the scores
+
+
+def test_per_task_scores_come_with_their_own_crs_interval_and_tier(report):
+    by_task = report.scores_by_task
+    assert list(by_task["task"].unique()) == ["cxr", "derm"]
+    for task, rows in by_task.groupby("task"):
+        rows = rows.set_index("encoder")
+        assert rows.loc["resnet50", "crs"] == 0 and rows["crs_rank"].is_monotonic_increasing
+        assert set(report.leading_tier_by_task[task]) == set(rows.index[rows["in_leading_tier"].astype(bool)])
+        expected = crs_scores(report.axes_by_task[report.axes_by_task["task"] == task].set_index("encoder")[list(AXES)],
+                              "resnet50")["crs"]
+        pd.testing.assert_series_equal(rows["crs"].reindex(expected.index), expected, check_names=False)
 
 
 def test_point_scores_match_the_crs_on_the_axis_table(report):
     table = report.axes[list(AXES)]
-    noise = report.spread["noise_se"]
-    expected = crs_scores(table, "resnet50", noise_se=noise)["crs"]
+    expected = crs_scores(table, "resnet50")["crs"]
     pd.testing.assert_series_equal(report.scores["crs"].reindex(expected.index), expected, check_names=False)
 
 
@@ -391,10 +422,11 @@ def test_case_resampling_request_is_refused_honestly(records):
 
 def test_few_seeds_are_flagged(records):
     report = score_records(records, "resnet50", CRSConfig(n_boot=20, n_weight_draws=0))
-    assert any("approximate" in note for note in report.notes)
+    assert any("ignores test-set uncertainty" in note for note in report.notes)
     single = score_records(records[records["seed"] == 0], "resnet50", CRSConfig(n_boot=20, n_weight_draws=0))
     assert any("zero width" in note for note in single.notes)
-    assert (single.scores["ci_low"] == single.scores["ci_high"]).all()
+    others = single.scores.drop(index="resnet50")
+    assert (others["ci_low"] == others["ci_high"]).all()
 
 
 def test_rank_agreement_compares_auroc_with_crs(report):

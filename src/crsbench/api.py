@@ -98,8 +98,8 @@ def summary_table(results: str | Path | pd.DataFrame, suite_hash: str | None = N
     return record_schema.clean_full_label(aggregate(results, suite_hash))
 
 
-def suite_reference(results: str | Path, suite_hash: str | None = None) -> str | None:
-    """The reference named by the latest suite (or the suite `suite_hash`) that wrote to these results, if any."""
+def _stored_suites(results: str | Path, suite_hash: str | None = None) -> list[dict]:
+    """The suite mappings that wrote to these results (or the suite `suite_hash`), latest first."""
     import yaml
 
     from crsbench.store import ResultsStore
@@ -107,16 +107,37 @@ def suite_reference(results: str | Path, suite_hash: str | None = None) -> str |
     path = Path(results)
     path = path / "results.sqlite" if path.is_dir() else path
     if not path.exists():
-        return None
+        return []
     with ResultsStore(path) as store:
         runs = store.runs()
     if suite_hash:
         runs = runs[runs["suite_hash"].astype(str).str.startswith(suite_hash)]
-    for text in reversed(runs["suite_yaml"].dropna().tolist()):
-        reference = (yaml.safe_load(text) or {}).get("reference")
-        if reference:
-            return reference
-    return None
+    return [yaml.safe_load(text) or {} for text in reversed(runs["suite_yaml"].dropna().tolist())]
+
+
+def suite_reference(results: str | Path, suite_hash: str | None = None) -> str | None:
+    """The reference named by the latest suite (or the suite `suite_hash`) that wrote to these results, if any."""
+    return next((s["reference"] for s in _stored_suites(results, suite_hash) if s.get("reference")), None)
+
+
+def _encoder_label(entry) -> str | None:
+    from crsbench.suite import EncoderChoice
+
+    entry = {"name": entry} if isinstance(entry, str) else entry
+    try:
+        return EncoderChoice.model_validate(entry).label
+    except Exception:  # an encoder no longer registered: fall back to what the suite wrote
+        return entry.get("label") or entry.get("name")
+
+
+def suite_score_settings(results: str | Path, suite_hash: str | None = None) -> tuple[dict, list[str]]:
+    """(the `crs:` block, the labels marked `baseline: true`) of the latest suite that wrote these results."""
+    suites = _stored_suites(results, suite_hash)
+    if not suites:
+        return {}, []
+    latest = suites[0]
+    baselines = [_encoder_label(e) for e in latest.get("encoders", []) if isinstance(e, dict) and e.get("baseline")]
+    return dict(latest.get("crs") or {}), [b for b in baselines if b]
 
 
 def score(
@@ -127,14 +148,17 @@ def score(
     suite_hash: str | None = None,
     **settings,
 ):
-    """The CRS report of a results folder. `config` is a crs.CRSConfig; CRSConfig fields may also be
-    given by name (`n_boot=2000`), and are validated into one."""
+    """The CRS report of a results folder. `config` is a crs.CRSConfig; without it, the suite's `crs:`
+    block with CRSConfig fields given by name (`n_boot=2000`) applied over it. The suite's baselines
+    are left out of the rank statistics."""
     from crsbench.scoring import score_records
 
     if config is not None and settings:
         raise ValueError(f"give either config or settings by name, not both ({sorted(settings)})")
-    config = config or CRSConfig(**settings)
-    return score_records(records(results, suite_hash), reference or suite_reference(results, suite_hash), config)
+    suite_crs, baselines = suite_score_settings(results, suite_hash)
+    config = config or CRSConfig(**{**suite_crs, **settings})
+    reference = reference or suite_reference(results, suite_hash)
+    return score_records(records(results, suite_hash), reference, config, baselines=baselines)
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:

@@ -7,11 +7,14 @@ records it needs is reported missing with a reason, never as zero (docs/crs.md, 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from crsbench import axis_math
+from crsbench.crs import DEFAULT_DELTA, DEFAULT_SCALES
 from crsbench.records import AGGREGATE_KEY, EVALUATION_KEY, METRIC_FIELDS, REQUIRED_COLUMNS, normalise_keys  # noqa: F401 (re-exported)
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
@@ -25,6 +28,13 @@ MISSING_REASONS: dict[str, str] = {
     "calibration": "no clean records at fraction 1.0 with a finite ECE",
     "label_efficiency": "no clean records below fraction 1.0",
     "robustness": "no perturbation or shift records",
+}
+
+# axis -> the per-task values shown beside it
+BESIDE: dict[str, tuple[str, ...]] = {
+    "calibration": ("brier", "brier_skill"),
+    "label_efficiency": ("sufficient_fraction",),
+    "robustness": ("perturbed_auroc",),
 }
 
 
@@ -48,6 +58,18 @@ class AxisScores:
     axes: tuple[str, ...]
     missing: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    coverage: dict[str, int] = field(default_factory=dict)  # tasks that count towards each axis
+    delta: float = DEFAULT_DELTA
+
+    def partial_axes(self) -> dict[str, int]:
+        """Axes that cover fewer tasks than the most-covered axis: flagged wherever they are shown."""
+        most = max(self.coverage.values(), default=0)
+        return {axis: n for axis, n in self.coverage.items() if n < most}
+
+    def task_values(self, t: int) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Seed cube (E, S, A_t) of task index t restricted to the axes that task counts towards."""
+        keep = self.task_mask[t] > 0
+        return self.cube[:, t][:, :, keep], tuple(a for a, k in zip(self.axes, keep) if k)
 
 
 def normalise_records(records: pd.DataFrame) -> pd.DataFrame:
@@ -85,8 +107,12 @@ def _common_values(frame: pd.DataFrame, columns: list[str], units: pd.DataFrame)
     return common
 
 
-def _label_efficiency(rec: pd.DataFrame, notes: list[str]) -> pd.Series:
-    """Normalised area under clean AUROC vs log10(fraction), from the smallest common fraction to 1."""
+def _label_efficiency(rec: pd.DataFrame, notes: list[str], delta: float, margin: float) -> pd.DataFrame:
+    """Chance-corrected label efficiency and the sample-size answer, per (encoder, task, seed).
+
+    Each task uses the fraction grid common to every encoder and seed, so one definition holds
+    across the cohort (axis_math.label_efficiency, axis_math.smallest_sufficient_fraction).
+    """
     clean = rec[(rec["condition_kind"] == "clean") & rec["auroc"].notna()]
     grids = _common_values(clean, ["fraction"], _units(rec))
     pieces = []
@@ -100,72 +126,137 @@ def _label_efficiency(rec: pd.DataFrame, notes: list[str]) -> pd.Series:
                 )
             continue
         sub = clean[(clean["task"] == task) & clean["fraction"].isin(fractions)]
-        curves = sub.pivot_table(index=["encoder", "task", "seed"], columns="fraction", values="auroc")
-        curves = curves[fractions]
-        log_f = np.log10(np.asarray(fractions))
-        area = np.trapezoid(curves.to_numpy(), log_f, axis=1)
-        full = curves[1.0].to_numpy()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = area / (log_f[-1] - log_f[0]) / full
-        pieces.append(pd.Series(np.where(full > 0, value, np.nan), index=curves.index))
-    return pd.concat(pieces) if pieces else pd.Series(dtype=float)
+        curves = sub.pivot_table(index=["encoder", "task", "seed"], columns="fraction", values="auroc")[fractions]
+        values = curves.to_numpy(dtype=float)
+        pieces.append(pd.DataFrame(
+            {
+                "label_efficiency": axis_math.label_efficiency(values, fractions, delta),
+                "sufficient_fraction": axis_math.smallest_sufficient_fraction(values, fractions, margin),
+            },
+            index=curves.index,
+        ))
+    return pd.concat(pieces) if pieces else pd.DataFrame(columns=["label_efficiency", "sufficient_fraction"])
 
 
-def _retention(rec: pd.DataFrame, kind: str, clean_auroc: pd.Series, notes: list[str]) -> pd.Series:
-    """Mean over the common (condition, severity) grid of condition AUROC / clean AUROC, at fraction 1."""
+def _condition_grid(rec: pd.DataFrame, kind: str, notes: list[str]) -> pd.DataFrame:
+    """Rows of `kind` at fraction 1 restricted, per task, to the (condition, severity) grid every unit has."""
     rows = rec[(rec["condition_kind"] == kind) & (rec["fraction"] == 1.0) & rec["auroc"].notna()]
     if rows.empty:
-        return pd.Series(dtype=float)
+        return rows
     grids = _common_values(rows, ["condition", "severity"], _units(rec))
-    pieces = []
+    keys = rows[["condition", "severity"]].apply(tuple, axis=1)
+    keep = pd.Series(False, index=rows.index)
     for task, grid in grids.items():
-        task_rows = rows[rows["task"] == task]
-        present = set(task_rows[["condition", "severity"]].apply(tuple, axis=1)) if len(task_rows) else set()
+        in_task = rows["task"] == task
+        present = set(keys[in_task])
         if grid != present and present:
             notes.append(
                 f"robustness: task {task!r} uses the {len(grid)} {kind} condition(s) x severities common "
                 f"to every encoder and seed, of {len(present)} present"
             )
-        if not grid:
-            continue
-        keep = rows["task"].eq(task) & rows[["condition", "severity"]].apply(tuple, axis=1).isin(grid)
-        sub = rows[keep]
-        mean_auroc = sub.groupby(["encoder", "task", "seed"])["auroc"].mean()
-        clean = clean_auroc.reindex(mean_auroc.index)
-        # mean of ratios == ratio of the mean here, since the clean AUROC is one number per seed
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = mean_auroc / clean.where(clean > 0)
-        pieces.append(ratio)
-    return pd.concat(pieces) if pieces else pd.Series(dtype=float)
+        keep |= in_task & keys.isin(grid)
+    return rows[keep]
 
 
-def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None) -> pd.DataFrame:
+def _robustness(rec: pd.DataFrame, clean_auroc: pd.Series, notes: list[str], delta: float) -> pd.DataFrame:
+    """Chance-corrected robustness (axis_math.robustness) with its parts and the perturbed AUROC level."""
+    pert = _condition_grid(rec, "perturbation", notes)
+    shift = _condition_grid(rec, "shift", notes)
+    keys = ["encoder", "task", "seed"]
+    pert_wide = pert.pivot_table(index=keys, columns=["condition", "severity"], values="auroc") if len(pert) else None
+    shift_auroc = shift.groupby(keys)["auroc"].mean() if len(shift) else pd.Series(dtype=float)
+    units = sorted(set(pert_wide.index if pert_wide is not None else []) | set(shift_auroc.index))
+    if not units:
+        return pd.DataFrame(columns=["robustness", "perturbation_retention", "shift_retention", "perturbed_auroc", "shift_auroc"])
+    index = pd.MultiIndex.from_tuples(units, names=keys)
+    clean = clean_auroc.reindex(index).to_numpy(dtype=float)
+    out = pd.DataFrame(index=index)
+    out["perturbed_auroc"] = np.nan
+    out["perturbation_retention"] = np.nan
+    out["shift_auroc"] = shift_auroc.reindex(index)
+    out["shift_retention"] = axis_math.retention(out["shift_auroc"].to_numpy(), clean, delta)
+    if pert_wide is not None:
+        for task, block in pert_wide.groupby(level="task"):
+            block = block.dropna(axis=1, how="all")
+            where = index.get_indexer(block.index)
+            values = block.to_numpy(dtype=float)
+            out.iloc[where, out.columns.get_loc("perturbed_auroc")] = values.mean(axis=1)
+            out.iloc[where, out.columns.get_loc("perturbation_retention")] = axis_math.retention(
+                values, clean[where, None], delta
+            ).mean(axis=1)
+    # half and half where both exist, else whichever part exists (axis_math.robustness); 0 when not assessable
+    combined = out[["perturbation_retention", "shift_retention"]].mean(axis=1, skipna=True).to_numpy()
+    out["robustness"] = np.where(axis_math.not_assessable(clean, delta), 0.0, combined)
+    return out
+
+
+def _brier_skill(full: pd.DataFrame) -> pd.Series:
+    """1 - Brier / Brier of the prior predictor, the prior being the training labels' prevalence at 100%."""
+    def prior_brier(row) -> float:
+        train, test = _counts(row["positives_train"]), _counts(row["positives_eval"])
+        if train is None or test is None or not row["n_train"] or not row["n_eval"]:
+            return np.nan
+        prior = np.asarray(train, dtype=float) / row["n_train"]
+        if row.get("task_type") == "multi_label":
+            return float(axis_math.prior_brier_multi_label(prior, test, row["n_eval"]))
+        return float(axis_math.prior_brier_single_label(prior, test))
+
+    if full.empty or "positives_train" not in full:
+        return pd.Series(dtype=float)
+    prior = full.apply(prior_brier, axis=1)
+    skill = axis_math.brier_skill(full["brier"].to_numpy(dtype=float), prior.to_numpy(dtype=float))
+    return pd.Series(skill, index=pd.MultiIndex.from_frame(full[["encoder", "task", "seed"]]))
+
+
+def _counts(value):
+    if isinstance(value, str):
+        value = json.loads(value)
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return list(value)
+
+
+SUMMARY_EXTRAS: tuple[str, ...] = ("brier", "brier_skill", "nll", "perturbed_auroc")
+
+PER_SEED_EXTRAS: tuple[str, ...] = (
+    "brier",
+    "brier_skill",
+    "nll",
+    "sufficient_fraction",
+    "perturbed_auroc",
+    "shift_auroc",
+    "perturbation_retention",
+    "shift_retention",
+    "not_assessable",
+)
+
+
+def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delta: float = DEFAULT_DELTA,
+                  margin: float = DEFAULT_SCALES["discrimination"]) -> pd.DataFrame:
     """Axis values per (encoder, task, seed), NaN where the records for an axis are absent.
 
-    Columns: encoder, task, seed, the four axes, brier and nll (beside calibration), and the two parts
-    of robustness (perturbation_retention, shift_retention).
+    Columns: encoder, task, seed, the four axes (PROTOCOL section 6, chance-corrected ratio axes),
+    then PER_SEED_EXTRAS: Brier, Brier skill and NLL beside calibration; the smallest sufficient
+    fraction beside label efficiency; the perturbed and shift AUROC levels and the two retentions
+    beside robustness; whether the clean AUROC is less than `delta` above chance.
     """
     notes = [] if notes is None else notes
     rec = normalise_records(records)
     full = _full_clean(rec)
-    eta = (
-        rec[["encoder", "task", "seed"]].drop_duplicates().sort_values(["encoder", "task", "seed"])
-    )
+    eta = rec[["encoder", "task", "seed"]].drop_duplicates().sort_values(["encoder", "task", "seed"])
     index = pd.MultiIndex.from_frame(eta)
     out = pd.DataFrame(index=index)
     clean_auroc = _index_ets(full, "auroc")
     out["discrimination"] = clean_auroc.reindex(index)
     out["calibration"] = (1.0 - _index_ets(full, "ece")).reindex(index)
     out["brier"] = _index_ets(full, "brier").reindex(index)
+    out["brier_skill"] = _brier_skill(full).reindex(index)
     out["nll"] = _index_ets(full, "nll").reindex(index)
-    out["label_efficiency"] = _label_efficiency(rec, notes).reindex(index)
-    perturbation = _retention(rec, "perturbation", clean_auroc, notes).reindex(index)
-    shift = _retention(rec, "shift", clean_auroc, notes).reindex(index)
-    out["perturbation_retention"] = perturbation
-    out["shift_retention"] = shift
-    # a task with shift records averages the two; otherwise whichever part exists
-    out["robustness"] = pd.concat([perturbation, shift], axis=1).mean(axis=1, skipna=True)
-    columns = list(AXES) + ["brier", "nll", "perturbation_retention", "shift_retention"]
+    for part in (_label_efficiency(rec, notes, delta, margin), _robustness(rec, clean_auroc, notes, delta)):
+        for column in part.columns:
+            out[column] = part[column].reindex(index) if len(part) else np.nan
+    out["not_assessable"] = axis_math.not_assessable(out["discrimination"].to_numpy(dtype=float), delta)
+    columns = list(AXES) + list(PER_SEED_EXTRAS)
     return out[columns].reset_index()
 
 
@@ -237,10 +328,16 @@ def _cohort(per_seed: pd.DataFrame, notes: list[str]) -> tuple[list[str], list[s
     return encoders, tasks, seeds
 
 
-def compute_axes(records: pd.DataFrame) -> AxisScores:
-    """All four axes from a records table: per seed, per task (seed-mean) and per encoder (task-mean)."""
+def compute_axes(records: pd.DataFrame, *, delta: float = DEFAULT_DELTA,
+                 margin: float = DEFAULT_SCALES["discrimination"]) -> AxisScores:
+    """All four axes from a records table: per seed, per task (seed-mean) and per encoder (task-mean).
+
+    `delta` is the chance margin of the ratio axes, `margin` the AUROC margin of the sample-size
+    answer (the discrimination scale m by default). The cross-task value of an axis is the mean of
+    its per-task values over the tasks that count towards it (`coverage`).
+    """
     notes: list[str] = []
-    per_seed = per_seed_axes(records, notes)
+    per_seed = per_seed_axes(records, notes, delta=delta, margin=margin)
     encoders, tasks, seeds = _cohort(per_seed, notes)
     grid = pd.MultiIndex.from_product([encoders, tasks, seeds], names=["encoder", "task", "seed"])
     full = per_seed.set_index(["encoder", "task", "seed"]).reindex(grid)
@@ -264,15 +361,17 @@ def compute_axes(records: pd.DataFrame) -> AxisScores:
     cube = np.stack(layers, axis=-1)
     task_mask = np.stack(masks, axis=-1).astype(float)
 
-    per_task = _per_task_table(full, encoders, tasks, seeds, available, task_mask)
+    per_task = _per_task_table(full, encoders, tasks, seeds, available, task_mask, delta)
     table = pd.DataFrame(
         seed_weighted_axis_values(cube, task_mask, np.ones((1, len(seeds))))[0],
         index=pd.Index(encoders, name="encoder"),
         columns=available,
     )
     table = table.reindex(columns=list(AXES))
-    extras = per_task.groupby("encoder")[["brier", "nll"]].mean()
+    extras = per_task.groupby("encoder")[list(SUMMARY_EXTRAS)].mean()
     table = table.join(extras)
+    table["n_not_assessable"] = per_task.groupby("encoder")["not_assessable"].sum().astype(int)
+    coverage = {axis: int(task_mask[:, a].sum()) for a, axis in enumerate(available)}
     kept = per_seed["task"].isin(tasks) & per_seed["seed"].isin(seeds)
     return AxisScores(
         per_seed=per_seed[kept].reset_index(drop=True),
@@ -286,12 +385,18 @@ def compute_axes(records: pd.DataFrame) -> AxisScores:
         axes=tuple(available),
         missing=missing,
         notes=tuple(notes),
+        coverage=coverage,
+        delta=delta,
     )
 
 
-def _per_task_table(full, encoders, tasks, seeds, available, task_mask) -> pd.DataFrame:
-    """Seed-means per (encoder, task); an axis a task does not count towards is NaN there."""
-    means = full.groupby(level=["encoder", "task"]).mean(numeric_only=True)
+def _per_task_table(full, encoders, tasks, seeds, available, task_mask, delta) -> pd.DataFrame:
+    """Seed-means per (encoder, task); an axis a task does not count towards is NaN there.
+
+    not_assessable is decided on the seed-mean clean AUROC, the value the table shows.
+    """
+    means = full.drop(columns=["not_assessable"]).groupby(level=["encoder", "task"]).mean(numeric_only=True)
+    means["not_assessable"] = axis_math.not_assessable(means["discrimination"].to_numpy(dtype=float), delta)
     for a, axis in enumerate(available):
         unused = [t for i, t in enumerate(tasks) if not task_mask[i, a]]
         means.loc[means.index.get_level_values("task").isin(unused), axis] = np.nan
@@ -299,5 +404,5 @@ def _per_task_table(full, encoders, tasks, seeds, available, task_mask) -> pd.Da
         if axis not in available:
             means[axis] = np.nan
     means["n_seeds"] = len(seeds)
-    columns = list(AXES) + ["brier", "nll", "perturbation_retention", "shift_retention", "n_seeds"]
+    columns = list(AXES) + list(PER_SEED_EXTRAS) + ["n_seeds"]
     return means[columns].reset_index()

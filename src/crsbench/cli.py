@@ -16,7 +16,6 @@ from crsbench import __version__, api, report
 from crsbench.cli_datasets import datasets_app
 from crsbench.cli_encoders import encoders_app
 from crsbench.cli_errors import handled
-from crsbench.crs import CRSConfig
 from crsbench.errors import DataError
 from crsbench.progress import RichProgress
 
@@ -51,7 +50,9 @@ def _run_and_render(suite, cache_dir: Optional[Path]) -> None:
 def _score_and_render(results_dir: Path, reference: Optional[str], n_boot: int, out: Optional[Path] = None,
                       suite_hash: Optional[str] = None) -> None:
     started = time.perf_counter()
-    scored = api.score(results_dir, reference=reference, config=CRSConfig(n_boot=n_boot), suite_hash=suite_hash)
+    scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash)
+    for table in report.task_tables(scored):
+        _wide().print(table)
     _wide().print(report.scores_table(scored))
     for line in report.score_lines(scored):
         console.print(line)

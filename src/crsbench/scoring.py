@@ -1,33 +1,37 @@
 """Records in, a complete CRS report out: the one entry point the CLI and the Python API call.
 
-    report = score_records(records, "resnet50", CRSConfig(n_boot=2000))   # axes, CRS, bootstrap, ...
+    report = score_records(records, "resnet50", CRSConfig(n_boot=2000), baselines=("raw-pixels",))
     crsbench.report.write_score_report(report, "out/scores")            # CSV + Parquet + JSON
     rich.print(crsbench.report.scores_table(report))                     # the terminal view
 
-`score_records` is a composition of small stages; each returns (result, notes), and the notes are
-kept in stage order.
+Per task first: every task gets its own axes, CRS, interval and tier (`scores_by_task`); the
+cross-task summary (`scores`) scores the mean of each axis over the tasks that count towards it.
+`score_records` is a composition of small stages; each returns (result, notes), kept in order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from crsbench.axes import AXES, AxisScores, compute_axes, seed_standard_error
-from crsbench.crs import COMPONENTS, DEFAULT_CONFIG, CRSArrays, CRSConfig, crs_arrays
+from crsbench.axes import AXES, BESIDE, SUMMARY_EXTRAS, AxisScores, compute_axes
+from crsbench.crs import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
+from crsbench.errors import DataError
 from crsbench.records import aggregate_seeds
 from crsbench.stats import (
     CASE_RESAMPLING_UNAVAILABLE,
-    BootstrapResult,
+    SEED_ONLY_LABEL,
+    SeedBootstrap,
     competition_ranks,
     paired_seed_bootstrap,
     rank_agreement,
+    rank_agreement_intervals,
     weight_sensitivity,
 )
-from crsbench.errors import DataError
 
 Notes = list[str]
 
@@ -41,23 +45,47 @@ SCORE_COLUMNS: tuple[str, ...] = (
     "in_leading_tier",
     "auroc_rank",
     "crs_rank",
+    "is_reference",
+    "baseline",
+    *SUMMARY_EXTRAS,
+    "n_not_assessable",
+)
+
+TASK_SCORE_COLUMNS: tuple[str, ...] = (
+    "task",
+    "encoder",
+    *AXES,
+    *sorted({c for beside in BESIDE.values() for c in beside}),
+    "not_assessable",
+    *COMPONENTS,
+    "crs",
+    "ci_low",
+    "ci_high",
+    "p_rank1",
+    "in_leading_tier",
+    "crs_rank",
+    "is_reference",
+    "baseline",
 )
 
 
 @dataclass(frozen=True)
 class ScoreReport:
-    """Every table the CRS stage produces, indexed by encoder where that makes sense.
+    """Every table the CRS stage produces.
 
-    scores: one row per encoder, sorted by crs_rank, columns SCORE_COLUMNS (an axis that is missing
-    is NaN there and listed in `axes_missing` with its reason; the CRS uses `axes_used` only).
+    scores_by_task: one row per (task, encoder), tasks in order, best CRS first within a task.
+    scores: the cross-task summary, one row per encoder, sorted by crs_rank, columns SCORE_COLUMNS
+    (a missing axis is NaN and listed in `axes_missing`; `axes_partial` names the axes that cover
+    fewer tasks than the others, with their task count). The reference's interval is NaN: its CRS
+    is 0 by definition, shown as "reference".
     """
 
     scores: pd.DataFrame
+    scores_by_task: pd.DataFrame
     axes: pd.DataFrame
     axes_by_task: pd.DataFrame
     axes_by_seed: pd.DataFrame
     profile: pd.DataFrame
-    spread: pd.DataFrame
     rank_distribution: pd.DataFrame
     pairwise: pd.DataFrame
     leading_tier_table: pd.DataFrame
@@ -68,19 +96,23 @@ class ScoreReport:
     reference: str
     axes_used: tuple[str, ...]
     axes_missing: dict[str, str]
+    axes_partial: dict[str, int]
     leading_tier: tuple[str, ...]
+    leading_tier_by_task: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    baselines: tuple[str, ...] = ()
+    interval_label: str | None = None
     notes: tuple[str, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""
         return {
+            "scores_by_task": self.scores_by_task,
             "scores": self.scores,
             "axes": self.axes,
             "axes_by_task": self.axes_by_task,
             "axes_by_seed": self.axes_by_seed,
             "profile": self.profile,
-            "spread": self.spread,
             "rank_distribution": self.rank_distribution,
             "pairwise": self.pairwise,
             "leading_tier": self.leading_tier_table,
@@ -91,12 +123,16 @@ class ScoreReport:
         }
 
     def summary(self) -> dict[str, Any]:
-        """The non-tabular facts: reference, axes used and missing, tier, notes, settings."""
+        """The non-tabular facts: reference, constants, axes used, missing and partial, tiers, notes."""
         return {
             "reference": self.reference,
             "axes_used": list(self.axes_used),
             "axes_missing": dict(self.axes_missing),
+            "axes_partial": dict(self.axes_partial),
+            "baselines": list(self.baselines),
+            "interval": self.interval_label,
             "leading_tier": list(self.leading_tier),
+            "leading_tier_by_task": {t: list(v) for t, v in self.leading_tier_by_task.items()},
             "top": self.scores.index[0] if len(self.scores) else None,
             "rank_agreement": self.rank_agreement.to_dict(orient="records")[0] if len(self.rank_agreement) else {},
             "notes": list(self.notes),
@@ -112,13 +148,17 @@ def default_reference(encoders: list[str]) -> str:
     return sorted(encoders)[0]
 
 
-def _ranks(series: pd.Series) -> pd.Series:
-    return pd.Series(competition_ranks(series.to_numpy(dtype=float)[None, :])[0], index=series.index)
+def _ranks(values: pd.Series) -> pd.Series:
+    return pd.Series(competition_ranks(values.to_numpy(dtype=float)[None, :])[0], index=values.index)
 
 
-def axes_stage(records: pd.DataFrame) -> tuple[AxisScores, Notes]:
-    axis_scores = compute_axes(records)
-    return axis_scores, list(axis_scores.notes)
+def axes_stage(records: pd.DataFrame, config: CRSConfig) -> tuple[AxisScores, Notes]:
+    margin = float(config.scale_vector(["discrimination"])[0])
+    axis_scores = compute_axes(records, delta=config.delta, margin=margin)
+    notes = list(axis_scores.notes)
+    for axis, n in axis_scores.partial_axes().items():
+        notes.append(f"{axis} covers {n} of {len(axis_scores.tasks)} tasks: its cross-task value averages those only")
+    return axis_scores, notes
 
 
 def reference_stage(encoders: list[str], reference: str | None) -> tuple[str, Notes]:
@@ -128,6 +168,12 @@ def reference_stage(encoders: list[str], reference: str | None) -> tuple[str, No
     if reference not in encoders:
         raise ValueError(f"reference encoder {reference!r} is not in the records' cohort {encoders}")
     return reference, []
+
+
+def baseline_stage(encoders: list[str], baselines: Sequence[str]) -> tuple[tuple[str, ...], Notes]:
+    present = tuple(b for b in baselines if b in encoders)
+    absent = sorted(set(baselines) - set(present))
+    return present, [f"baseline(s) {absent} not in the records: ignored"] if absent else []
 
 
 def config_stage(config: CRSConfig, axis_scores: AxisScores) -> tuple[CRSConfig, Notes]:
@@ -149,102 +195,120 @@ def config_stage(config: CRSConfig, axis_scores: AxisScores) -> tuple[CRSConfig,
     return config, notes
 
 
+def _scope_table(values: pd.DataFrame, axes: Sequence[str], reference: str, config: CRSConfig) -> pd.DataFrame:
+    """Axis values and the CRS with its components for one scope (a task, or the cross-task means)."""
+    axes = list(axes)
+    ref = list(values.index).index(reference)
+    batch = crs_batch(values[axes].to_numpy(dtype=float), ref, config, axes)
+    out = values.copy()
+    out["dominance"], out["balance"], out["worst_axis"], out["crs"] = batch.dominance, batch.balance, batch.worst, batch.crs
+    out["crs_rank"] = _ranks(out["crs"])
+    out["is_reference"] = out.index == reference
+    return out
+
+
 @dataclass(frozen=True)
 class PointScores:
-    scores: pd.DataFrame  # axes and the three components and CRS, per encoder
-    chain: CRSArrays
-    noise: pd.Series  # seed standard error per used axis
+    overall: pd.DataFrame  # cross-task axes, extras, components and CRS, per encoder
+    by_task: dict[str, pd.DataFrame]
+    profile: pd.DataFrame  # u on the fixed scale, cross-task
 
 
 def point_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[PointScores, Notes]:
     used = list(axis_scores.axes)
-    ones = np.ones((1, len(axis_scores.seeds)))
-    noise = pd.Series(seed_standard_error(axis_scores.cube, axis_scores.task_mask, ones)[0], index=used)
-    chain = crs_arrays(axis_scores.table[used], reference, config, noise_se=noise)
-    scores = axis_scores.table[list(AXES)].copy()
-    for component in COMPONENTS:
-        scores[component] = getattr(chain, component)[0]
-    scores["crs"] = chain.crs[0]
-    return PointScores(scores, chain, noise), []
+    overall = _scope_table(axis_scores.table, used, reference, config)
+    per_task = axis_scores.per_task.set_index("encoder")
+    by_task = {}
+    for t, task in enumerate(axis_scores.tasks):
+        keep = [a for a, k in zip(used, axis_scores.task_mask[t]) if k]
+        by_task[task] = _scope_table(per_task[per_task["task"] == task], keep, reference, config)
+    batch = crs_batch(axis_scores.table[used].to_numpy(dtype=float), 0, config, used)
+    profile = pd.DataFrame(batch.scaled, index=axis_scores.table.index, columns=used)
+    return PointScores(overall, by_task, profile), []
 
 
 def _seed_count_notes(n_seeds: int, interval: str) -> Notes:
     if n_seeds < 2:
         return ["one seed only: every bootstrap draw is the same, intervals have zero width"]
     if interval == "percentile" and n_seeds < 20:
-        return [
-            f"{n_seeds} seeds: plain percentile intervals from so few seeds are approximate and too "
-            "narrow (about 82% coverage for a nominal 95% with 5 seeds; docs/crs.md, Coverage); "
-            "interval='expanded' widens them"
-        ]
-    if n_seeds < 10:
-        return [
-            f"{n_seeds} seeds: intervals are approximate (a nominal 95% expanded interval covered "
-            "about 91% with 5 seeds in simulation; docs/crs.md, Coverage)"
-        ]
+        return [f"{n_seeds} seeds: plain percentile intervals from so few seeds are too narrow; "
+                "interval='expanded' widens them"]
     return []
 
 
-def bootstrap_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[BootstrapResult | None, Notes]:
+def bootstrap_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[SeedBootstrap | None, Notes]:
     if config.n_boot == 0:
         if config.resample_cases:
             raise DataError(CASE_RESAMPLING_UNAVAILABLE)
         return None, ["bootstrap skipped (n_boot=0): no intervals, no leading tier"]
-    notes = _seed_count_notes(len(axis_scores.seeds), config.interval)
+    notes = [f"intervals and tiers: {SEED_ONLY_LABEL}"] + _seed_count_notes(len(axis_scores.seeds), config.interval)
     return paired_seed_bootstrap(axis_scores, reference, config), notes
 
 
-def with_intervals(scores: pd.DataFrame, boot: BootstrapResult | None) -> pd.DataFrame:
+def with_intervals(scores: pd.DataFrame, result) -> pd.DataFrame:
     scores = scores.copy()
-    if boot is None:
+    if result is None:
         for column in ("ci_low", "ci_high", "p_rank1"):
             scores[column] = np.nan
         scores["in_leading_tier"] = pd.array([pd.NA] * len(scores), dtype="boolean")
         return scores
     for column in ("ci_low", "ci_high", "p_rank1"):
-        scores[column] = boot.intervals[column]
-    scores["in_leading_tier"] = boot.tier["in_leading_tier"].astype("boolean")
+        scores[column] = result.intervals[column].reindex(scores.index)
+    scores["in_leading_tier"] = result.tier["in_leading_tier"].reindex(scores.index).astype("boolean")
     return scores
 
 
 @dataclass(frozen=True)
 class Agreement:
-    scores: pd.DataFrame  # with auroc_rank and crs_rank, in SCORE_COLUMNS order, best first
     table: pd.DataFrame
     reversed_pairs: pd.DataFrame
+    auroc_rank: pd.Series
 
 
-def agreement_stage(scores: pd.DataFrame, used: tuple[str, ...]) -> tuple[Agreement, Notes]:
-    scores = scores.copy()
-    notes: Notes = []
-    if "discrimination" in used:
-        scores["auroc_rank"] = _ranks(scores["discrimination"])
-        agreement = rank_agreement(scores["discrimination"], scores["crs"])
-        table, reversed_pairs = agreement.summary(), agreement.reversed_pairs
+def agreement_stage(
+    scores: pd.DataFrame, used: tuple[str, ...], baselines: tuple[str, ...], boot: SeedBootstrap | None, config: CRSConfig,
+    n_seeds: int,
+) -> tuple[Agreement, Notes]:
+    """AUROC vs CRS rank statistics on the cohort without floor baselines, with bootstrap intervals."""
+    if "discrimination" not in used:
+        return Agreement(pd.DataFrame(), pd.DataFrame(), pd.Series(np.nan, index=scores.index)), [
+            "no discrimination axis: AUROC-vs-CRS agreement not computed"
+        ]
+    cohort = scores.drop(index=list(baselines))
+    notes = [f"rank statistics on {len(cohort)} encoders, without the floor baseline(s) {list(baselines)}"] if baselines else []
+    agreement = rank_agreement(cohort["discrimination"], cohort["crs"])
+    if boot is None:
+        table, pairs = agreement.summary(), agreement.reversed_pairs
     else:
-        scores["auroc_rank"] = np.nan
-        table, reversed_pairs = pd.DataFrame(), pd.DataFrame()
-        notes.append("no discrimination axis: AUROC-vs-CRS agreement not computed")
-    scores["crs_rank"] = _ranks(scores["crs"])
-    scores = scores[list(SCORE_COLUMNS)].sort_values(["crs_rank", "crs"], ascending=[True, False], kind="stable")
-    return Agreement(scores, table, reversed_pairs), notes
+        table, pairs = rank_agreement_intervals(
+            agreement, boot.overall.encoders, boot.auroc_draws, boot.overall.draws,
+            n_seeds=n_seeds, level=config.level, method=config.interval,
+        )
+        table["interval"] = SEED_ONLY_LABEL
+    return Agreement(table, pairs, _ranks(cohort["discrimination"]).reindex(scores.index)), notes
 
 
-def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig, noise: pd.Series) -> tuple[pd.DataFrame, Notes]:
+def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[pd.DataFrame, Notes]:
     if config.n_weight_draws == 0:
         return pd.DataFrame(), []
-    table = axis_scores.table[list(axis_scores.axes)]
-    return weight_sensitivity(table, reference, config, noise_se=noise), []
+    sensitivity = weight_sensitivity(axis_scores.table[list(axis_scores.axes)], reference, config)
+    moving = list(sensitivity.index[sensitivity["place_depends"]])
+    note = (f"place depends on the weights, anchors and scales (5-95% rank range wider than one place): {moving}"
+            if moving else "no encoder's place depends on the weights, anchors and scales")
+    return sensitivity, [note]
 
 
-def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores) -> dict[str, Any]:
+def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, baselines: tuple[str, ...]) -> dict[str, Any]:
     chain = config.chain(axis_scores.axes)
     return {
         "reference": reference,
+        **config.constants(axis_scores.axes),
+        "delta": config.delta,
+        "tau": config.tau,
         "component_weights": dict(zip(COMPONENTS, map(float, chain.component_weights))),
         "axis_weights": dict(zip(axis_scores.axes, map(float, chain.axis_weights))),
-        "tau": config.tau,
-        "noise_floor": config.noise_floor,
+        "axis_task_coverage": dict(axis_scores.coverage),
+        "baselines": list(baselines),
         "n_boot": config.n_boot,
         "seed": config.seed,
         "level": config.level,
@@ -254,6 +318,8 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores) -> d
         "tasks": list(axis_scores.tasks),
         "n_weight_draws": config.n_weight_draws,
         "weight_concentration": config.weight_concentration,
+        "anchor_shift": config.anchor_shift,
+        "scale_factor": config.scale_factor,
         "resample_cases": config.resample_cases,
     }
 
@@ -261,12 +327,19 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores) -> d
 # --------------------------------------------------------------------------- the entry point
 
 
-def score_records(records: pd.DataFrame, reference: str | None = None, config: CRSConfig = DEFAULT_CONFIG) -> ScoreReport:
-    """Axes, CRS, paired-seed bootstrap, AUROC-vs-CRS agreement and weight sensitivity from records.
+def score_records(
+    records: pd.DataFrame,
+    reference: str | None = None,
+    config: CRSConfig = DEFAULT_CONFIG,
+    *,
+    baselines: Sequence[str] = (),
+) -> ScoreReport:
+    """Axes, CRS per task and across tasks, seed-only bootstrap, rank agreement and sensitivity.
 
     reference: an encoder name; None picks the first encoder alphabetically (the CLI passes the
-    suite's reference). `config` holds the weights, tau, noise floor and the bootstrap and
-    sensitivity settings (crs.CRSConfig). Records of several grids are refused (records.one_grid).
+    suite's reference). `config` holds the anchors, scales, weights and the bootstrap and
+    sensitivity settings (crs.CRSConfig). `baselines` are floor baselines (the suite marks them):
+    scored and shown, but left out of the rank statistics. Records of several grids are refused.
     """
     notes: Notes = []
 
@@ -275,40 +348,58 @@ def score_records(records: pd.DataFrame, reference: str | None = None, config: C
         notes.extend(stage_notes)
         return result
 
-    axis_scores = keep(axes_stage(records))
+    axis_scores = keep(axes_stage(records, config))
     reference = keep(reference_stage(list(axis_scores.encoders), reference))
+    baselines = keep(baseline_stage(list(axis_scores.encoders), baselines))
     config = keep(config_stage(config, axis_scores))
     point = keep(point_stage(axis_scores, reference, config))
     boot = keep(bootstrap_stage(axis_scores, reference, config))
-    agreement = keep(agreement_stage(with_intervals(point.scores, boot), axis_scores.axes))
-    sensitivity = keep(sensitivity_stage(axis_scores, reference, config, point.noise))
-    return _assemble(axis_scores, reference, config, point, boot, agreement, sensitivity, records, notes)
+    overall = with_intervals(point.overall, boot.overall if boot else None)
+    agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
+    sensitivity = keep(sensitivity_stage(axis_scores, reference, config))
+    return _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines,
+                     records, notes)
 
 
-def _assemble(axis_scores, reference, config, point, boot, agreement, sensitivity, records, notes) -> ScoreReport:
-    used = list(axis_scores.axes)
-    index = pd.Index(list(axis_scores.encoders), name="encoder")
-    spread = pd.DataFrame(
-        {"spread": point.chain.spread[0], "noise_se": point.noise.to_numpy()}, index=pd.Index(used, name="axis")
-    )
+def _sorted_by_crs(table: pd.DataFrame) -> pd.DataFrame:
+    return table.sort_values(["crs_rank", "crs"], ascending=[True, False], kind="stable")
+
+
+def _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines, records,
+              notes) -> ScoreReport:
+    overall = overall.copy()
+    overall["auroc_rank"] = agreement.auroc_rank
+    overall["baseline"] = overall.index.isin(baselines)
+    scores = _sorted_by_crs(overall.reindex(columns=list(SCORE_COLUMNS)))
+    scores.index.name = "encoder"
+    frames = []
+    for task, table in point.by_task.items():
+        table = with_intervals(table, boot.results[task] if boot else None)
+        table["baseline"] = table.index.isin(baselines)
+        frames.append(_sorted_by_crs(table).reset_index().reindex(columns=list(TASK_SCORE_COLUMNS)))
+    overall_boot = boot.overall if boot else None
     return ScoreReport(
-        scores=agreement.scores,
+        scores=scores,
+        scores_by_task=pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TASK_SCORE_COLUMNS),
         axes=axis_scores.table,
         axes_by_task=axis_scores.per_task,
         axes_by_seed=axis_scores.per_seed,
-        profile=pd.DataFrame(point.chain.scaled[0], index=index, columns=used),
-        spread=spread,
-        rank_distribution=boot.rank_distribution if boot else pd.DataFrame(),
-        pairwise=boot.pairwise if boot else pd.DataFrame(),
-        leading_tier_table=boot.tier if boot else pd.DataFrame(),
+        profile=point.profile,
+        rank_distribution=overall_boot.rank_distribution if boot else pd.DataFrame(),
+        pairwise=overall_boot.pairwise if boot else pd.DataFrame(),
+        leading_tier_table=overall_boot.tier if boot else pd.DataFrame(),
         rank_agreement=agreement.table,
         reversed_pairs=agreement.reversed_pairs,
         weight_sensitivity=sensitivity,
         seed_summary=aggregate_seeds(records),
         reference=reference,
-        axes_used=tuple(used),
+        axes_used=tuple(axis_scores.axes),
         axes_missing=dict(axis_scores.missing),
-        leading_tier=boot.leading_tier if boot else (),
+        axes_partial=axis_scores.partial_axes(),
+        leading_tier=overall_boot.leading_tier if boot else (),
+        leading_tier_by_task={t: boot.results[t].leading_tier for t in axis_scores.tasks} if boot else {},
+        baselines=tuple(baselines),
+        interval_label=SEED_ONLY_LABEL if boot else None,
         notes=tuple(notes),
-        settings=settings_of(config, reference, axis_scores),
+        settings=settings_of(config, reference, axis_scores, baselines),
     )

@@ -1,40 +1,41 @@
-"""Statistics on the CRS: paired-seed bootstrap, AUROC-vs-CRS rank agreement, weight sensitivity.
+"""Statistics on the CRS: the seed-only paired bootstrap, AUROC-vs-CRS rank agreement, sensitivity.
 
-The bootstrap resamples seed indices with replacement, one draw shared by every encoder and task
-(the seed fixes the label subset every encoder sees, so seeds are paired), and recomputes the whole
-chain for each draw: axes from per-seed values, reference-relative profile, spread and noise floor,
-dominance, CRS, ranks. A draw is a row of seed counts, so the seed-means of all draws are one
-matrix product and the CRS chain runs on a (draws, encoders, axes) array; nothing loops over draws
-except memory-bounded chunks.
+The seed-only bootstrap resamples seed indices with replacement, one draw shared by every encoder
+and task (the seed fixes the label subset every encoder sees, so seeds are paired), and recomputes
+the whole chain per draw: seed-mean axes per task, the CRS per task and on the cross-task means,
+ranks. It ignores test-set uncertainty: at 100% labels every seed trains on the same rows, so
+discrimination, calibration and robustness barely move between seeds. Every output of it says so
+(SEED_ONLY_LABEL).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from crsbench.axes import AxisScores, seed_standard_error, seed_weighted_axis_values
+from crsbench.axes import AxisScores, seed_weighted_axis_values
 from crsbench.crs import (
-    COMPONENTS,
     DEFAULT_CONFIG,
     DEFAULT_INTERVAL,
     DEFAULT_LEVEL,
     DEFAULT_N_BOOT,
     INTERVAL_METHODS,
-    ChainSettings,
     CRSConfig,
-    crs_array,
+    crs_chain,
     reference_index,
     validate_axis_table,
 )
 from crsbench.errors import DataError
 
 __all__ = ["DEFAULT_N_BOOT", "DEFAULT_LEVEL", "DEFAULT_INTERVAL", "INTERVAL_METHODS"]  # re-exported from crs
+
+SEED_ONLY_LABEL = "seed-only bootstrap (ignores test-set uncertainty)"
+OVERALL = "overall"
 
 DEFAULT_CHUNK = 2048
 
@@ -53,24 +54,36 @@ def seed_resample_counts(rng: np.random.Generator, n_seeds: int, n_draws: int) -
     return rng.multinomial(n_seeds, np.full(n_seeds, 1.0 / n_seeds), size=n_draws)
 
 
+def scope_axis_values(axis_scores: AxisScores, counts: np.ndarray, scope: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Axis values (B, E, A_scope) for B seed-count draws: one task's seed means, or the cross-task means."""
+    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    if scope == OVERALL:
+        return seed_weighted_axis_values(axis_scores.cube, axis_scores.task_mask, counts), axis_scores.axes
+    cube, axes = axis_scores.task_values(axis_scores.tasks.index(scope))  # (E, S, A_t)
+    values = np.einsum("bs,esa->bea", counts, cube) / counts.sum(axis=1)[:, None, None]
+    return values, axes
+
+
 def crs_from_counts(
-    cube: np.ndarray,
-    task_mask: np.ndarray,
+    axis_scores: AxisScores,
     counts: np.ndarray,
     ref: int,
-    chain: ChainSettings,
+    config: CRSConfig,
+    scope: str = OVERALL,
     *,
     chunk_size: int = DEFAULT_CHUNK,
-) -> np.ndarray:
-    """CRS (B, E) for each row of seed counts, the full chain recomputed per draw, vectorised per chunk."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(CRS (B, E), discrimination (B, E) or NaN) per row of seed counts, the chain recomputed per draw."""
     counts = np.atleast_2d(counts)
-    out = np.empty((counts.shape[0], cube.shape[0]))
+    n_enc = len(axis_scores.encoders)
+    crs, auroc = np.empty((counts.shape[0], n_enc)), np.full((counts.shape[0], n_enc), np.nan)
     for start in range(0, counts.shape[0], chunk_size):
-        part = counts[start : start + chunk_size]
-        values = seed_weighted_axis_values(cube, task_mask, part)
-        noise = seed_standard_error(cube, task_mask, part)
-        out[start : start + len(part)] = crs_array(values, ref, chain, noise).crs
-    return out
+        part = slice(start, start + chunk_size)
+        values, axes = scope_axis_values(axis_scores, counts[part], scope)
+        crs[part] = crs_chain(values, ref, config.chain(axes)).crs
+        if "discrimination" in axes:
+            auroc[part] = values[..., axes.index("discrimination")]
+    return crs, auroc
 
 
 def competition_ranks(scores: np.ndarray) -> np.ndarray:
@@ -139,18 +152,31 @@ class BootstrapResult:
     method: str
 
 
+@dataclass(frozen=True)
+class SeedBootstrap:
+    """The seed-only bootstrap per scope ("overall" and each task), labelled as ignoring test-set noise."""
+
+    results: dict[str, BootstrapResult]
+    auroc_draws: np.ndarray  # (n_boot, N) cross-task discrimination per draw, for the rank statistics
+    label: str = SEED_ONLY_LABEL
+
+    @property
+    def overall(self) -> BootstrapResult:
+        return self.results[OVERALL]
+
+
 def paired_seed_bootstrap(
     axis_scores: AxisScores,
     reference: str,
     config: CRSConfig = DEFAULT_CONFIG,
     *,
     chunk_size: int = DEFAULT_CHUNK,
-) -> BootstrapResult:
-    """Paired-seed bootstrap of the CRS over the seeds of `axis_scores` (see the module docstring).
+) -> SeedBootstrap:
+    """Paired-seed bootstrap of the CRS per task and across tasks (see the module docstring).
 
-    Draws `config.n_boot` seed resamples from `config.seed`. `config.resample_cases` asks for
-    hierarchical (seed, then test case) resampling; records hold no per-case predictions, so it
-    raises DataError rather than pretend.
+    Draws `config.n_boot` seed resamples from `config.seed`, shared by every scope. It ignores
+    test-set uncertainty; `config.resample_cases` asks for case resampling, which needs per-case
+    predictions, and raises DataError here rather than pretend.
     """
     if config.resample_cases:
         raise DataError(CASE_RESAMPLING_UNAVAILABLE)
@@ -158,12 +184,17 @@ def paired_seed_bootstrap(
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
     encoders = list(axis_scores.encoders)
     ref = reference_index(encoders, reference)
-    chain = config.chain(axis_scores.axes)
     n_seeds = len(axis_scores.seeds)
-    point = crs_from_counts(axis_scores.cube, axis_scores.task_mask, np.ones((1, n_seeds)), ref, chain)[0]
     counts = seed_resample_counts(np.random.default_rng(config.seed), n_seeds, config.n_boot)
-    draws = crs_from_counts(axis_scores.cube, axis_scores.task_mask, counts, ref, chain, chunk_size=chunk_size)
-    return summarise_draws(encoders, point, draws, n_seeds=n_seeds, level=config.level, method=config.interval)
+    results, auroc_draws = {}, None
+    for scope in (*axis_scores.tasks, OVERALL):
+        point, _ = crs_from_counts(axis_scores, np.ones((1, n_seeds)), ref, config, scope)
+        draws, auroc = crs_from_counts(axis_scores, counts, ref, config, scope, chunk_size=chunk_size)
+        results[scope] = summarise_draws(
+            encoders, point[0], draws, n_seeds=n_seeds, level=config.level, method=config.interval, reference=ref
+        )
+        auroc_draws = auroc
+    return SeedBootstrap(results, auroc_draws)
 
 
 def summarise_draws(
@@ -174,12 +205,19 @@ def summarise_draws(
     n_seeds: int,
     level: float = DEFAULT_LEVEL,
     method: str = DEFAULT_INTERVAL,
+    reference: int | None = None,
 ) -> BootstrapResult:
-    """Intervals, rank distribution, pairwise probabilities and the leading tier from CRS draws."""
+    """Intervals, rank distribution, pairwise probabilities and the leading tier from CRS draws.
+
+    The reference's CRS is 0 in every draw by definition: its interval is NaN (shown as
+    "reference"), never a zero-width interval.
+    """
     encoders = list(encoders)
     n = len(encoders)
     index = pd.Index(encoders, name="encoder")
     low, high = bootstrap_interval(draws, level, method, n_seeds)
+    if reference is not None:
+        low[reference] = high[reference] = np.nan
     ranks = competition_ranks(draws)
     rank_probability = np.stack([(ranks == r).mean(axis=0) for r in range(1, n + 1)], axis=1)
     intervals = pd.DataFrame(
@@ -228,6 +266,7 @@ class RankAgreement:
     n_pairs: int
     mean_abs_rank_displacement: float
     reversed_pairs: pd.DataFrame
+    encoders: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
         return pd.DataFrame(
@@ -289,10 +328,69 @@ def rank_agreement(auroc: pd.Series, crs: pd.Series) -> RankAgreement:
         n_pairs=n * (n - 1) // 2,
         mean_abs_rank_displacement=float(displacement),
         reversed_pairs=reversed_pairs,
+        encoders=tuple(auroc.index),
     )
 
 
-# --------------------------------------------------------------------------- weight sensitivity
+def rank_statistics_draws(auroc: np.ndarray, crs: np.ndarray) -> dict[str, np.ndarray]:
+    """Spearman, Kendall tau-b, reversed pairs and mean |rank shift| per row of (B, N) draws."""
+    auroc, crs = np.atleast_2d(auroc), np.atleast_2d(crs)
+    n = auroc.shape[1]
+    ra, rc = sps.rankdata(-auroc, axis=1), sps.rankdata(-crs, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        da, dc = ra - ra.mean(axis=1, keepdims=True), rc - rc.mean(axis=1, keepdims=True)
+        spearman = (da * dc).sum(axis=1) / np.sqrt((da**2).sum(axis=1) * (dc**2).sum(axis=1))
+        i, j = np.triu_indices(n, k=1)
+        sa, sc = np.sign(auroc[:, i] - auroc[:, j]), np.sign(crs[:, i] - crs[:, j])
+        kendall = (sa * sc).sum(axis=1) / np.sqrt((sa != 0).sum(axis=1) * (sc != 0).sum(axis=1))
+    return {
+        "spearman": spearman,
+        "kendall_tau_b": kendall,
+        "n_reversed": (sa * sc < 0).sum(axis=1).astype(float),
+        "mean_abs_rank_displacement": np.abs(ra - rc).mean(axis=1),
+    }
+
+
+def rank_agreement_intervals(
+    agreement: RankAgreement,
+    encoders: Sequence[str],
+    auroc_draws: np.ndarray,
+    crs_draws: np.ndarray,
+    *,
+    n_seeds: int,
+    level: float = DEFAULT_LEVEL,
+    method: str = DEFAULT_INTERVAL,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary with a bootstrap interval per statistic and n_resolved, reversed pairs with `resolved`).
+
+    `encoders` orders the draws' columns; only the encoders in `agreement` (the cohort without
+    floor baselines) are used. A reversed pair is resolved when the bootstrap interval of its
+    AUROC difference and that of its opposite CRS difference both exclude 0.
+    """
+    columns = [list(encoders).index(e) for e in agreement.encoders]
+    auroc, crs = auroc_draws[:, columns], crs_draws[:, columns]
+    stats_draws = rank_statistics_draws(auroc, crs)
+    summary = agreement.summary()
+    for name, draws in stats_draws.items():
+        low, high = bootstrap_interval(draws, level, method, n_seeds)
+        summary[f"{name}_low"], summary[f"{name}_high"] = low, high
+    pairs = agreement.reversed_pairs.copy()
+    position = {e: k for k, e in enumerate(agreement.encoders)}
+    resolved = []
+    for pair in pairs.itertuples():
+        a, b = position[pair.encoder_a], position[pair.encoder_b]
+        auroc_low, _ = bootstrap_interval(auroc[:, a] - auroc[:, b], level, method, n_seeds)
+        crs_low, _ = bootstrap_interval(crs[:, b] - crs[:, a], level, method, n_seeds)
+        resolved.append(bool(auroc_low > 0 and crs_low > 0))
+    pairs["resolved"] = pd.Series(resolved, index=pairs.index, dtype=bool)
+    summary["n_resolved"] = int(sum(resolved))
+    return summary, pairs
+
+
+# --------------------------------------------------------------------------- sensitivity
+
+
+SENSITIVITY_PARTS: tuple[str, ...] = ("components", "axes", "anchors", "scales")
 
 
 def weight_sensitivity(
@@ -300,21 +398,21 @@ def weight_sensitivity(
     reference: str,
     config: CRSConfig = DEFAULT_CONFIG,
     *,
-    vary: Sequence[str] = ("components", "axes"),
-    noise_se: Mapping[str, float] | pd.Series | None = None,
+    vary: Sequence[str] = SENSITIVITY_PARTS,
 ) -> pd.DataFrame:
-    """How the ranking moves when weights are drawn from a symmetric Dirichlet(config.weight_concentration).
+    """How the ranking moves when the pre-registered constants are drawn instead of fixed.
 
-    `config.n_weight_draws` draws from `config.seed`. `vary` names what is drawn ("components",
-    "axes"); the rest stays at the configured weights. The Dirichlet mean is equal weights (the
-    default); a larger concentration keeps draws nearer to it. Per encoder: p_top (share of draws
-    ranked first, ties included), mean_rank, rank_p05, rank_median, rank_p95, and rank_default
-    (rank under the configured weights).
+    `config.n_weight_draws` draws from `config.seed`; `vary` names what is drawn, the rest keeps
+    the configured value: component and axis weights from a symmetric Dirichlet
+    (config.weight_concentration; its mean is equal weights), anchors L_a + U(-1, 1) *
+    config.anchor_shift * m_a, scales m_a * f with log f uniform in +-log(config.scale_factor).
+    Per encoder: p_top, mean_rank, rank_p05, rank_median, rank_p95, rank_default and
+    place_depends (the 5-95% rank range is more than one place).
     """
     validate_axis_table(table)
-    unknown = sorted(set(vary) - {"components", "axes"})
+    unknown = sorted(set(vary) - set(SENSITIVITY_PARTS))
     if unknown:
-        raise ValueError(f"unknown vary entries {unknown}; expected 'components' and/or 'axes'")
+        raise ValueError(f"unknown vary entries {unknown}; expected some of {list(SENSITIVITY_PARTS)}")
     n_draws = config.n_weight_draws
     if n_draws < 1:
         raise ValueError(f"n_draws is {n_draws}: need at least one")
@@ -322,28 +420,38 @@ def weight_sensitivity(
     axes = list(table.columns)
     rng = np.random.default_rng(config.seed)
     default = config.chain(axes)
-    components = np.broadcast_to(default.component_weights, (n_draws, len(COMPONENTS)))
-    axis_w = np.broadcast_to(default.axis_weights, (n_draws, len(axes)))
+
+    def drawn(name, draw, value):
+        return draw() if name in vary else np.broadcast_to(value, (n_draws, *np.shape(value)))
+
+    a = len(axes)
+    settings = replace(
+        default,
+        component_weights=drawn("components", lambda: rng.dirichlet(np.full(3, config.weight_concentration), n_draws),
+                                default.component_weights),
+        axis_weights=drawn("axes", lambda: rng.dirichlet(np.full(a, config.weight_concentration), n_draws),
+                           default.axis_weights),
+        anchors=drawn("anchors", lambda: default.anchors + rng.uniform(-1, 1, (n_draws, a)) * config.anchor_shift
+                      * default.scales, default.anchors),
+        scales=drawn("scales", lambda: default.scales * np.exp(rng.uniform(-1, 1, (n_draws, a))
+                                                               * np.log(config.scale_factor)), default.scales),
+    )
     if "components" in vary:
-        components = rng.dirichlet(np.full(len(COMPONENTS), config.weight_concentration), size=n_draws)
-    if "axes" in vary:
-        axis_w = rng.dirichlet(np.full(len(axes), config.weight_concentration), size=n_draws)
-    noise = None
-    if noise_se is not None:
-        noise = pd.Series(noise_se, dtype=float).reindex(axes).to_numpy()
-    values = np.broadcast_to(table.to_numpy(dtype=float), (n_draws, *table.shape))
-    drawn = replace(default, axis_weights=axis_w, component_weights=components)
-    scores = crs_array(values, ref, drawn, noise).crs
-    default_scores = crs_array(values[:1], ref, default, noise).crs
-    ranks = competition_ranks(scores)
+        # balance keeps a positive weight, as CRSConfig requires (P1, P5)
+        settings = replace(settings, component_weights=np.maximum(settings.component_weights, [0, 1e-9, 0]))
+    values = table.to_numpy(dtype=float)
+    ranks = competition_ranks(crs_chain(values[None], ref, settings).crs)
+    default_ranks = competition_ranks(crs_chain(values, ref, default).crs)[0]
+    low, high = np.percentile(ranks, 5, axis=0), np.percentile(ranks, 95, axis=0)
     return pd.DataFrame(
         {
             "p_top": (ranks == 1).mean(axis=0),
             "mean_rank": ranks.mean(axis=0),
-            "rank_p05": np.percentile(ranks, 5, axis=0),
+            "rank_p05": low,
             "rank_median": np.median(ranks, axis=0),
-            "rank_p95": np.percentile(ranks, 95, axis=0),
-            "rank_default": competition_ranks(default_scores)[0],
+            "rank_p95": high,
+            "rank_default": default_ranks,
+            "place_depends": high > low,
         },
         index=pd.Index(table.index, name="encoder"),
     )

@@ -11,6 +11,7 @@ from typing import Any, Optional, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
+from crsbench.crs import CRSConfig
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.errors import SuiteError
 
@@ -29,6 +30,7 @@ class EncoderChoice(_Strict):
     spec: Optional[EncoderSpec] = None  # an inline encoder spec (the fields of crsbench.encoders.spec.EncoderSpec)
     options: dict[str, Any] = Field(default_factory=dict)
     label_: Optional[str] = Field(None, alias="label", pattern=r"^[A-Za-z0-9_.@=,-]+$")
+    baseline: bool = False  # a floor baseline: scored, but left out of the rank statistics
 
     @field_validator("name")
     @classmethod
@@ -56,7 +58,11 @@ class EncoderChoice(_Strict):
     @model_serializer(mode="wrap")
     def _dump(self, handler):
         # an unused `name` or `spec` is left out, so a suite's hash does not change with this field's arrival
-        return {k: v for k, v in handler(self).items() if not (k in ("name", "spec") and v is None)}
+        # `baseline` is left out when false for the same reason
+        return {
+            k: v for k, v in handler(self).items()
+            if not (k in ("name", "spec") and v is None) and not (k == "baseline" and v is False)
+        }
 
     @property
     def label(self) -> str:
@@ -182,6 +188,7 @@ class Suite(_Strict):
     perturbations: Optional[PerturbationsSpec] = None  # none: clean and shift conditions only
     batch_size: int = Field(32, gt=0)
     num_workers: int = Field(0, ge=0)  # DataLoader workers preparing batches; 0 on small CPUs
+    crs: Optional[CRSConfig] = None  # anchors, scales, weights of the score (crs.CRSConfig); None: the defaults
 
     @field_validator("encoders", mode="before")
     @classmethod
@@ -222,8 +229,22 @@ class Suite(_Strict):
     def encoder_specs(self) -> list[EncoderChoice]:
         return list(self.encoders)
 
+    @property
+    def baselines(self) -> list[str]:
+        """Labels of the encoders marked `baseline: true`."""
+        return [e.label for e in self.encoders if e.baseline]
+
+    def crs_config(self, **overrides: Any) -> CRSConfig:
+        """The suite's CRS settings (defaults where it has no `crs:` block), with `overrides` applied."""
+        base = self.crs.model_dump(exclude_unset=True) if self.crs is not None else {}
+        return CRSConfig(**{**base, **overrides})
+
     def suite_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()[:16]
+        """Hash of what is run: the score settings (`crs`, `baseline`) change no record and are left out."""
+        data = self.model_dump(mode="json", exclude={"crs"})
+        for encoder in data["encoders"]:
+            encoder.pop("baseline", None)
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _resolve_paths(raw: Any, base: Path) -> Any:

@@ -11,6 +11,7 @@ from crsbench.report.terminal import (
     run_summary_line,
     score_lines,
     scores_table,
+    task_tables,
 )
 
 __all__ = [
@@ -20,5 +21,6 @@ __all__ = [
     "run_summary_line",
     "score_lines",
     "scores_table",
+    "task_tables",
     "write_score_report",
 ]

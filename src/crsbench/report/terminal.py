@@ -60,69 +60,151 @@ def run_summary_line(summary, elapsed: float) -> Text:
 # --------------------------------------------------------------------------- scores
 
 
-def scores_table(report) -> Table:
-    """The scores as a rich Table, best CRS first; missing axes show '-' and are named in the caption."""
-    table = Table(title=Text(f"Clinical Reliability Score (reference: {report.reference})"))
-    headers = [
-        ("encoder", "left"),
-        ("disc", "right"),
-        ("calib", "right"),
-        ("label eff", "right"),
-        ("robust", "right"),
-        ("dom", "right"),
-        ("balance", "right"),
-        ("worst", "right"),
-        ("CRS", "right"),
-        (f"{report.settings.get('level', DEFAULT_LEVEL):.0%} CI", "right"),
-        ("P(#1)", "right"),
-        ("tier", "center"),
-        ("AUROC rank", "right"),
-        ("CRS rank", "right"),
-    ]
-    for header, justify in headers:
+AXIS_HEADERS: dict[str, str] = {
+    "discrimination": "disc",
+    "calibration": "calib",
+    "label_efficiency": "label eff",
+    "robustness": "robust",
+}
+BESIDE_HEADERS: dict[str, str] = {
+    "brier_skill": "Brier skill",
+    "sufficient_fraction": "enough f",
+    "perturbed_auroc": "pert AUROC",
+}
+
+
+def _axis_header(report, axis: str) -> str:
+    """An axis covering fewer tasks than the others carries its task count wherever it is shown."""
+    partial = getattr(report, "axes_partial", {}) or {}
+    n_tasks = len(report.settings.get("tasks", []))
+    return f"{AXIS_HEADERS[axis]} ({partial[axis]}/{n_tasks} tasks)" if axis in partial else AXIS_HEADERS[axis]
+
+
+def constants_line(report) -> str:
+    """The pre-registered constants, printed with every score."""
+    settings = report.settings
+    anchors, scales = settings.get("anchors", {}), settings.get("scales", {})
+    pairs = ", ".join(f"{AXIS_HEADERS.get(a, a)} L={anchors[a]:g} m={scales[a]:g}" for a in anchors)
+    return f"u = (s - L) / m: {pairs}; delta={settings.get('delta', float('nan')):g}, tau={settings.get('tau', float('nan')):g}"
+
+
+def _interval_cell(row) -> Text:
+    if bool(row.get("is_reference", False)):
+        return Text("reference")
+    if pd.isna(row["ci_low"]):
+        return Text("-")
+    return Text(f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]")
+
+
+def _tier_cell(value) -> str:
+    return "-" if value is pd.NA or value is None or (isinstance(value, float) and math.isnan(value)) else (
+        "*" if bool(value) else "")
+
+
+def _name_cell(encoder, row) -> Text:
+    marks = " (baseline)" if bool(row.get("baseline", False)) else ""
+    return Text(f"{encoder}{marks}")
+
+
+def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> Table:
+    table = Table(title=Text(title))
+    level = report.settings.get("level", DEFAULT_LEVEL)
+    columns = [("encoder", "left")]
+    columns += [(_axis_header(report, a), "right") for a in AXES]
+    columns += [(BESIDE_HEADERS[c], "right") for c in beside]
+    columns += [("dom", "right"), ("balance", "right"), ("worst", "right"), ("CRS", "right"),
+                (f"{level:.0%} CI", "right"), ("P(#1)", "right"), ("tier", "center")]
+    if ranks:
+        columns += [("AUROC rank", "right"), ("CRS rank", "right")]
+    for header, justify in columns:
         table.add_column(header, justify=justify)
-    for encoder, row in report.scores.iterrows():
-        interval = f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]" if pd.notna(row["ci_low"]) else "-"
-        tier = row["in_leading_tier"]
-        table.add_row(
-            Text(str(encoder)),
-            *(fmt(row[a]) for a in AXES),
+    for encoder, row in frame.iterrows():
+        flagged = bool(row.get("not_assessable", False))
+        axis_cells = [fmt(row[a]) + ("!" if flagged and a in ("label_efficiency", "robustness") else "") for a in AXES]
+        cells = [
+            _name_cell(encoder, row),
+            *axis_cells,
+            *(fmt(row[c], 2) if c == "sufficient_fraction" else fmt(row[c]) for c in beside),
             *(fmt(row[c]) for c in COMPONENTS),
             fmt(row["crs"]),
-            Text(interval),
+            _interval_cell(row),
             fmt(row["p_rank1"], 2),
-            "-" if tier is pd.NA else ("*" if bool(tier) else ""),
-            fmt(row["auroc_rank"]),
-            fmt(row["crs_rank"]),
-        )
-    caption = [f"axes used: {', '.join(report.axes_used)}"]
+            _tier_cell(row["in_leading_tier"]),
+        ]
+        if ranks:
+            cells += [fmt(row["auroc_rank"]), fmt(row["crs_rank"])]
+        table.add_row(*cells)
+    caption = [constants_line(report)]
+    if report.interval_label:
+        caption.append(f"CI, P(#1), tier: {report.interval_label}")
+    if any(bool(v) for v in frame.get("not_assessable", [])):
+        caption.append("!: not assessable (clean AUROC < 0.5 + delta), scored 0 on the ratio axes")
+    table.caption = Text("; ".join(caption))
+    return table
+
+
+def task_tables(report) -> list[Table]:
+    """One table per task (axes, the values beside them, components, CRS, interval, tier): shown first."""
+    tables = []
+    frame = report.scores_by_task
+    for task in report.settings.get("tasks", []):
+        rows = frame[frame["task"] == task].set_index("encoder")
+        tables.append(_score_table(report, f"Task {task}: CRS (reference: {report.reference})", rows,
+                                   tuple(BESIDE_HEADERS), ranks=False))
+    return tables
+
+
+def scores_table(report) -> Table:
+    """The cross-task summary, best CRS first; missing axes show '-' and are named in the caption."""
+    table = _score_table(report, f"Across tasks: Clinical Reliability Score (reference: {report.reference})",
+                         report.scores, ("brier_skill", "perturbed_auroc"), ranks=True)
+    caption = [str(table.caption)]
+    caption.append(f"axes used: {', '.join(report.axes_used)}")
     caption += [f"{axis} missing: {reason}" for axis, reason in report.axes_missing.items()]
+    caption += [f"{axis} covers {n} task(s) only" for axis, n in (getattr(report, "axes_partial", {}) or {}).items()]
     caption.append("tier *: not resolved from the top encoder by the paired bootstrap")
     table.caption = Text("; ".join(caption))
     return table
 
 
+def _with_interval(agreement, name: str, digits: int = 2) -> str:
+    low, high = agreement.get(f"{name}_low"), agreement.get(f"{name}_high")
+    value = f"{agreement[name]:.{digits}f}"
+    return value if low is None or pd.isna(low) else f"{value} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
 def score_lines(report) -> list[Text]:
-    """The prose under the scores table: rank agreement, reversed pairs, weight sensitivity, tier, notes."""
+    """The prose under the scores table: rank agreement, reversed pairs, sensitivity, tier, notes."""
     lines = []
     if len(report.rank_agreement):
         a = report.rank_agreement.iloc[0]
+        resolved = f", {int(a['n_resolved'])} resolved by the bootstrap" if "n_resolved" in a else ""
+        baselines = f" (without baselines {list(report.baselines)})" if report.baselines else ""
         lines.append(Text(
-            f"AUROC vs CRS ranking: Spearman {a.spearman:.2f}, Kendall tau-b {a.kendall_tau_b:.2f}, "
-            f"{int(a.n_reversed)} of {int(a.n_pairs)} pairwise orderings reversed, "
-            f"mean rank displacement {a.mean_abs_rank_displacement:.2f}"
+            f"AUROC vs CRS ranking{baselines}: Spearman {_with_interval(a, 'spearman')}, "
+            f"Kendall tau-b {_with_interval(a, 'kendall_tau_b')}, "
+            f"{int(a.n_reversed)} of {int(a.n_pairs)} pairwise orderings reversed{resolved}, "
+            f"mean rank displacement {_with_interval(a, 'mean_abs_rank_displacement')}"
         ))
     for pair in report.reversed_pairs.itertuples():
+        status = "" if not hasattr(pair, "resolved") else (" (resolved)" if pair.resolved else " (not resolved)")
         lines.append(Text(
             f"  reversed: {pair.encoder_a} (AUROC {pair.auroc_a:.3f}, CRS {pair.crs_a:.2f}) vs "
-            f"{pair.encoder_b} (AUROC {pair.auroc_b:.3f}, CRS {pair.crs_b:.2f})"
+            f"{pair.encoder_b} (AUROC {pair.auroc_b:.3f}, CRS {pair.crs_b:.2f}){status}"
         ))
     if len(report.weight_sensitivity):
-        top = report.weight_sensitivity["p_top"].sort_values(ascending=False)
+        sensitivity = report.weight_sensitivity
+        top = sensitivity["p_top"].sort_values(ascending=False)
         shares = ", ".join(f"{name} {share:.1%}" for name, share in top.items() if share >= 0.0005)
-        lines.append(Text(f"Under Dirichlet-sampled component and axis weights, top encoder: {shares}"))
+        lines.append(Text(f"Under sampled component and axis weights, anchors and scales, top encoder: {shares}"))
+        moving = [str(e) for e in sensitivity.index[sensitivity.get("place_depends", pd.Series(False))]]
+        if moving:
+            lines.append(Text(f"  place depends on the weights, anchors and scales: {', '.join(moving)}"))
+    for task, tier in (getattr(report, "leading_tier_by_task", {}) or {}).items():
+        lines.append(Text(f"Leading tier, task {task}: {', '.join(tier)}"))
     tier = ", ".join(report.leading_tier) or "- (no bootstrap)"
-    lines.append(Text(f"Leading tier (not resolved from the top by the paired bootstrap): {tier}"))
+    label = f" ({report.interval_label})" if report.interval_label else ""
+    lines.append(Text(f"Leading tier across tasks{label}: {tier}"))
     lines += [Text(f"note: {note}", style="dim") for note in report.notes]
     return lines
 
