@@ -78,6 +78,19 @@ def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:
     return record_schema.select_suite(frame, suite_hash) if suite_hash else frame
 
 
+def predictions(results: str | Path):
+    """The per-case predictions of a results folder (crsbench.predictions.Predictions): an index
+    table by record_key, `probabilities(record_key)` (float32 [n, k]), `case_set(test_set)` (case
+    ids, cluster ids, labels) and `table(record_key)` (one pandas table). docs/records.md."""
+    from crsbench.errors import DataError
+    from crsbench.predictions import load_predictions
+
+    stored = load_predictions(results)
+    if stored is None:
+        raise DataError(f"{results}: no per-case predictions stored (results written before they were kept)")
+    return stored
+
+
 def aggregate(results: str | Path | pd.DataFrame, suite_hash: str | None = None) -> pd.DataFrame:
     """Mean, std and n over seeds (records.aggregate_seeds); records of several grids are refused."""
     frame = results if isinstance(results, pd.DataFrame) else load_records(results)
