@@ -21,6 +21,7 @@ def _suite(tmp_path, seeds=(0, 1)):
     })
 
 
+@pytest.mark.slow
 def test_every_record_has_predictions_and_seed_invariant_ones_are_stored_once(tmp_path):
     suite = _suite(tmp_path)
     summary = api.run(suite)
