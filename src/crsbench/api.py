@@ -171,7 +171,10 @@ def score(
     suite_crs, baselines = suite_score_settings(results, suite_hash)
     config = config or CRSConfig(**{**suite_crs, **settings})
     reference = reference or suite_reference(results, suite_hash)
-    return score_records(records(results, suite_hash), reference, config, baselines=baselines)
+    from crsbench.predictions import load_predictions
+
+    stored = load_predictions(results) if config.resample == "cases" else None
+    return score_records(records(results, suite_hash), reference, config, baselines=baselines, predictions=stored)
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:

@@ -157,6 +157,16 @@ class Predictions:
         self.test_sets = test_sets
         self._files = PredictionFiles(root.parent)
         self._case_cache: dict[str, CaseSet] = {}
+        self._memory: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def in_memory(cls, index: pd.DataFrame, case_sets: dict[str, CaseSet], probabilities: dict[str, np.ndarray]):
+        """Predictions held in memory (simulations, tests): `index` as load_predictions gives it."""
+        rows = [(k, c.task, c.role, len(c.case_id), c.cluster_codes()[1]) for k, c in case_sets.items()]
+        stored = cls(Path("."), index, pd.DataFrame(rows, columns=["test_set", "task", "role", "n_cases", "n_clusters"]))
+        stored._case_cache = dict(case_sets)
+        stored._memory = {k: np.asarray(v, dtype=np.float32) for k, v in probabilities.items()}
+        return stored
 
     def __len__(self) -> int:
         return len(self.index)
@@ -164,9 +174,13 @@ class Predictions:
     def probabilities(self, key: str) -> np.ndarray:
         """float32 [n_cases, k] of a record (by record_key) or a probability hash."""
         digest = key
+        if digest in self._memory:
+            return self._memory[digest]
         rows = self.index.loc[self.index["record_key"] == key, "probs"]
         if len(rows):
             digest = rows.iloc[0]
+        if digest in self._memory:
+            return self._memory[digest]
         path = self._files.probs_path(digest)
         if not path.exists():
             raise DataError(f"{path}: prediction file missing (record or hash {key!r})")
