@@ -30,7 +30,7 @@ from crsbench.errors import DataError
 from crsbench.predictions import Predictions
 from crsbench.records import normalise_keys
 from crsbench.stats import OVERALL, BootstrapResult, competition_ranks
-from crsbench.weighted_metrics import WeightedMetrics
+from crsbench.weighted_metrics import WeightedMetrics, case_major
 
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
 INTERVAL_METHOD = "percentile"
@@ -215,6 +215,8 @@ def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights
     """Axis values (B, E, S, A_task) of one task under case weights (B, n) (and shift weights)."""
     test = vectors.setdefault(plan.test_set, _Vectors(stored, plan.test_set, task_type))
     b = len(weights)
+    weights = case_major(weights)  # once per chunk: every vector gathers rows of it
+    shift_weights = case_major(shift_weights) if shift_weights is not None else None
     auroc: dict[str, np.ndarray] = {}
 
     def aurocs(digests, vecs, w):

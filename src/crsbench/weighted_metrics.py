@@ -18,6 +18,19 @@ from crsbench.metrics import NLL_CLIP_EPS, _equal_width_bin_index, _validate
 DEFAULT_BINS = 15
 
 
+def case_major(weights) -> np.ndarray:
+    """Weights as a C-contiguous float64 (n_cases, B) array: gathers by case are row copies and
+    cumulative sums along cases run over contiguous draws. Accepts (B, n) weights or an array
+    already in this layout (marked by the CaseMajor subclass)."""
+    if isinstance(weights, CaseMajor):
+        return weights
+    return np.ascontiguousarray(np.atleast_2d(weights).T, dtype=np.float64).view(CaseMajor)
+
+
+class CaseMajor(np.ndarray):
+    """A (n_cases, B) weight array prepared by case_major."""
+
+
 def _nanmean_rows(values: np.ndarray) -> np.ndarray:
     """Mean over the last axis of the defined (non-NaN) entries; NaN where none is defined."""
     defined = ~np.isnan(values)
@@ -32,39 +45,35 @@ class BinaryAUROC:
 
     sum over positives i of w_i * (negative weight strictly below s_i + half the negative weight
     tied with s_i), divided by (positive weight) * (negative weight): the Mann-Whitney statistic
-    with each case counted w_i times, ties counted 1/2 as in metrics.auroc_per_class.
+    with each case counted w_i times, ties counted 1/2 as in metrics.auroc_per_class. The
+    negatives are sorted once; per draw it is one cumulative sum over them and one gather at the
+    positives' places (all counts are integers, so float64 sums are exact).
     """
 
     def __init__(self, scores: np.ndarray, positive: np.ndarray, observed: np.ndarray | None = None):
         cases = np.arange(len(scores)) if observed is None else np.flatnonzero(observed)
-        order = cases[np.argsort(scores[cases], kind="stable")]
-        ordered = scores[order]
-        self.order = order
-        self.positive = positive[order].astype(np.float64)
-        self.negative = 1.0 - self.positive
-        boundary = np.flatnonzero(np.diff(ordered) != 0) + 1
-        self.has_ties = len(boundary) < len(ordered) - 1
-        if self.has_ties:
-            starts = np.concatenate([[0], boundary])
-            ends = np.concatenate([boundary, [len(ordered)]])
-            group = np.repeat(np.arange(len(starts)), ends - starts)
-            self.start, self.end = starts[group], ends[group]
+        is_positive = positive[cases] == 1
+        negatives = cases[~is_positive]
+        order = np.argsort(scores[negatives], kind="stable")
+        self.negatives = negatives[order]
+        self.positives = cases[is_positive]
+        negative_scores = scores[self.negatives]
+        self.below = np.searchsorted(negative_scores, scores[self.positives], side="left")
+        self.below_or_tied = np.searchsorted(negative_scores, scores[self.positives], side="right")
+        self.has_ties = bool((self.below != self.below_or_tied).any())
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
-        w = np.take(np.atleast_2d(weights), self.order, axis=1).astype(np.float64, copy=False)
-        w_neg = w * self.negative
-        below = np.cumsum(w_neg, axis=1)
-        w_pos = w * self.positive
+        w = np.asarray(case_major(weights))  # (n, B)
+        cumulative = np.zeros((len(self.negatives) + 1, w.shape[1]))
+        np.add.accumulate(w[self.negatives], axis=0, out=cumulative[1:])
+        w_pos = w[self.positives]
         if self.has_ties:
-            padded = np.concatenate([np.zeros((len(w), 1)), below], axis=1)
-            before = padded[:, self.start]
-            count = np.einsum("bi,bi->b", w_pos, 2.0 * before + (padded[:, self.end] - before))
+            twice = (w_pos * (cumulative[self.below] + cumulative[self.below_or_tied])).sum(axis=0)
         else:
-            # a positive case adds nothing to the negative weight, so `below` is exclusive at positives
-            count = 2.0 * np.einsum("bi,bi->b", w_pos, below)
-        total_pos, total_neg = w_pos.sum(axis=1), below[:, -1] if below.shape[1] else np.zeros(len(w))
+            twice = 2.0 * (w_pos * cumulative[self.below]).sum(axis=0)
+        total_pos, total_neg = w_pos.sum(axis=0), cumulative[-1]
         with np.errstate(invalid="ignore", divide="ignore"):
-            auroc = (count / 2.0) / (total_pos * total_neg)
+            auroc = (twice / 2.0) / (total_pos * total_neg)
         return np.where((total_pos > 0) & (total_neg > 0), auroc, np.nan)
 
 
@@ -81,7 +90,7 @@ class BinnedCalibration:
         self.confidence[rows, bins] = confidence[cases]
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
-        w = np.take(np.atleast_2d(weights), self.cases, axis=1).astype(np.float64, copy=False)
+        w = np.asarray(case_major(weights))[self.cases].T  # (B, cases)
         gap = np.abs(w @ self.outcome - w @ self.confidence).sum(axis=1)
         total = w.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -117,6 +126,7 @@ class WeightedMetrics:
     # ------------------------------------------------------------------ AUROC
 
     def auroc_per_class(self, weights: np.ndarray) -> np.ndarray:
+        weights = case_major(weights)
         return np.stack([column(weights) for column in self._auroc], axis=-1)
 
     def auroc(self, weights: np.ndarray) -> np.ndarray:
@@ -140,6 +150,7 @@ class WeightedMetrics:
         return self._calibration
 
     def ece(self, weights: np.ndarray) -> np.ndarray:
+        weights = case_major(weights)
         return _nanmean_rows(np.stack([c(weights) for c in self._calibrations()], axis=-1))
 
     # ------------------------------------------------------------------ proper scores
@@ -162,7 +173,7 @@ class WeightedMetrics:
         return self._losses[name]
 
     def _weighted_mean_loss(self, name: str, weights: np.ndarray) -> np.ndarray:
-        w = np.atleast_2d(weights).astype(np.float64, copy=False)
+        w = np.asarray(case_major(weights)).T
         loss = self._loss(name)
         with np.errstate(invalid="ignore", divide="ignore"):
             if not self.multi_label:
