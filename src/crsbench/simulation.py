@@ -46,22 +46,26 @@ class Design:
     n_classes: int = 2
     prevalence: float = 0.4  # two classes: share of class 1; more classes: equal priors
     difficulty_sd: float = 1.0
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     fractions: tuple[float, ...] = (0.1, 1.0)
     perturbations: tuple[str, ...] = ("noise",)
     severities: tuple[int, ...] = (1, 3, 5)
     seed_sd: float = 0.1
     tasks: tuple[str, ...] = ("sim",)
     multi_label_tasks: tuple[str, ...] = ()  # tasks scored per label (n_classes labels)
+    task_classes: tuple[int, ...] = ()  # classes (or labels) per task; n_classes where not given
+
+    def classes(self, task: str) -> int:
+        return self.task_classes[self.tasks.index(task)] if self.task_classes else self.n_classes
 
     @property
     def variance(self) -> float:
         return 1.0 + self.difficulty_sd**2
 
-    def priors(self) -> np.ndarray:
-        if self.n_classes == 2:
+    def priors(self, k: int = 2) -> np.ndarray:
+        if k == 2:
             return np.array([1 - self.prevalence, self.prevalence])
-        return np.full(self.n_classes, 1.0 / self.n_classes)
+        return np.full(k, 1.0 / k)
 
     def label_factor(self, hunger: float, fraction: float) -> float:
         lowest = min(self.fractions)
@@ -72,7 +76,7 @@ def _probabilities(z: np.ndarray, separation: float, slope: float, design: Desig
     if multi_label:
         logit = np.log(design.prevalence / (1 - design.prevalence)) + separation / design.variance * (z - separation / 2)
         return expit(slope * logit)
-    logits = slope * (np.log(design.priors()) + separation * z / design.variance)
+    logits = slope * (np.log(design.priors(z.shape[1])) + separation * z / design.variance)
     logits -= logits.max(axis=1, keepdims=True)
     p = np.exp(logits)
     return p / p.sum(axis=1, keepdims=True)
@@ -81,16 +85,17 @@ def _probabilities(z: np.ndarray, separation: float, slope: float, design: Desig
 def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Predictions]:
     """Records (the metrics of each prediction vector) and the per-case predictions of one cohort."""
     rows, index, cases_by_id, probs_by_hash = [], [], {}, {}
-    n, k = design.n_cases, design.n_classes
+    n = design.n_cases
     n_clusters = -(-n // design.cluster_size)
     cluster = np.repeat(np.arange(n_clusters), design.cluster_size)[:n]
     for task in design.tasks:
+        k = design.classes(task)
         multi = task in design.multi_label_tasks
         if multi:
             y = (rng.random((n, k)) < design.prevalence).astype(float)
             positive = y
         else:
-            y = rng.choice(k, size=n, p=design.priors())
+            y = rng.choice(k, size=n, p=design.priors(k))
             positive = np.eye(k)[y]
         difficulty = rng.normal(0, design.difficulty_sd, (n_clusters, k))[cluster]
         cases = CaseSet(np.array([f"{task}-{i}" for i in range(n)]), cluster.astype(str), y, task, "test")
