@@ -2,8 +2,8 @@
 
 A synthetic cohort of 15 encoders x 3 tasks x 5 seeds (6 label fractions, 5 perturbations x 5
 severities, one shift dataset) goes through compute_axes once; then
-  - vectorised: paired_seed_bootstrap with 10,000 draws (the whole chain per draw: seed-means,
-    task-means, noise floor, reference profile, spread, dominance, CRS, ranks, intervals, tier);
+  - vectorised: paired_seed_bootstrap with 10,000 draws (the whole chain per draw, per task and
+    across tasks: seed-means, task-means, fixed-scale profile, dominance, CRS, ranks, intervals, tier);
   - baseline: the same chain written as a straightforward loop over draws (pandas seed-means per
     draw, then crs_scores), timed on a few hundred draws and extrapolated per draw.
 The two are checked to agree on the baseline's draws. Run: python benchmarks/bootstrap_speed.py
@@ -65,10 +65,7 @@ def loop_bootstrap(axes, counts: np.ndarray, reference: str) -> np.ndarray:
         sample["draw_slot"] = np.repeat(np.arange(len(drawn)), len(sample) // len(drawn))
         by_task = sample.groupby(["encoder", "task"])[used].mean()
         table = by_task.groupby("encoder").mean()
-        per_seed_axis = sample.groupby(["encoder", "draw_slot"])[used].mean()  # task-mean per drawn seed
-        variance = per_seed_axis.groupby("encoder").var(ddof=1).mean()
-        noise = np.sqrt(variance / len(drawn))
-        scores = crs_scores(table, reference, noise_se=noise)["crs"]
+        scores = crs_scores(table, reference)["crs"]
         competition_ranks(scores.to_numpy())
         out.append(scores.reindex(list(axes.encoders)).to_numpy())
     return np.array(out)
@@ -100,9 +97,7 @@ def main() -> None:
     start = time.perf_counter()
     slow_scores = loop_bootstrap(axes, counts, reference)
     slow = time.perf_counter() - start
-    fast_scores = crs_from_counts(
-        axes.cube, axes.task_mask, counts, axes.encoders.index(reference), CRSConfig().chain(axes.axes)
-    )
+    fast_scores, _ = crs_from_counts(axes, counts, axes.encoders.index(reference), CRSConfig())
     agree = np.max(np.abs(fast_scores - slow_scores))
 
     per_draw_fast, per_draw_slow = fast / args.draws, slow / args.baseline_draws

@@ -267,3 +267,27 @@ def test_an_axis_without_default_constants_needs_them_in_the_suite():
 
 def test_default_constants_cover_the_four_axes():
     assert set(DEFAULT_ANCHORS) == set(DEFAULT_SCALES) == set(AXES)
+
+
+# --------------------------------------------------------------------------- the demo cohort
+
+
+@pytest.mark.slow
+def test_each_encoder_as_reference_gives_the_same_top_encoder_on_demo_quick(tmp_path, monkeypatch):
+    """Issue counter-example: under the previous definition each of the three encoders ranked first
+    when it was the reference. Runs the demo-quick suite (minutes on two cores)."""
+    from crsbench import api
+
+    monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "cache"))
+    suite = api.demo_suite(quick=True, output=tmp_path / "results", use_medmnist=False)
+    api.run(suite, cache_dir=tmp_path / "cache")
+    tops, orders = set(), set()
+    for reference in (e.label for e in suite.encoder_specs):
+        report = api.score(tmp_path / "results", reference=reference, n_boot=0, n_weight_draws=0)
+        tops.add(report.scores.index[0])
+        orders.add(tuple(report.scores.index))
+        for task, rows in report.scores_by_task.groupby("task"):
+            orders.add((task, *rows["encoder"]))
+    assert len(tops) == 1
+    # the whole order, overall and per task, is the same under every reference
+    assert len(orders) == 1 + len(suite.tasks)
