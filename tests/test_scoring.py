@@ -16,6 +16,7 @@ from rich.console import Console
 
 from crsbench.axes import AXES, compute_axes, per_seed_axes
 from crsbench.crs import CRSConfig, crs_scores
+from crsbench.stats import SEED_ONLY_LABEL
 from crsbench.records import aggregate_seeds
 from crsbench.report import scores_table as scores_rich_table
 from crsbench.report import write_score_report
@@ -316,9 +317,10 @@ def test_bootstrap_outputs_are_consistent(records):
     np.testing.assert_array_equal(boot.draws, again.draws)
 
 
-def test_case_resampling_says_it_is_unavailable(records):
-    with pytest.raises(DataError, match="per-case predictions"):
-        paired_seed_bootstrap(compute_axes(records), "resnet50", CRSConfig(n_boot=10, resample_cases=True))
+def test_resample_takes_cases_or_seeds_only():
+    assert CRSConfig().resample == "cases"
+    with pytest.raises(ValueError):
+        CRSConfig(resample="patients")
 
 
 def test_weight_sensitivity_keeps_a_dominating_encoder_on_top_and_names_the_movers():
@@ -415,9 +417,11 @@ def test_skipping_the_bootstrap_leaves_intervals_and_tier_unknown(records):
     assert report.leading_tier == ()
 
 
-def test_case_resampling_request_is_refused_honestly(records):
-    with pytest.raises(DataError, match="aggregate"):
-        score_records(records, "resnet50", CRSConfig(n_boot=10, resample_cases=True))
+def test_case_resampling_without_predictions_is_never_faked(records):
+    """Records alone cannot show test-set uncertainty: the seed-only bootstrap runs, and says so."""
+    report = score_records(records, "resnet50", CRSConfig(n_boot=10, resample="cases"))
+    assert report.interval_label == SEED_ONLY_LABEL
+    assert any("no per-case predictions" in note for note in report.notes)
 
 
 def test_few_seeds_are_flagged(records):

@@ -81,6 +81,19 @@ def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:
     return record_schema.select_suite(frame, suite_hash) if suite_hash else frame
 
 
+def predictions(results: str | Path):
+    """The per-case predictions of a results folder (crsbench.predictions.Predictions): an index
+    table by record_key, `probabilities(record_key)` (float32 [n, k]), `case_set(test_set)` (case
+    ids, cluster ids, labels) and `table(record_key)` (one pandas table). docs/records.md."""
+    from crsbench.errors import DataError
+    from crsbench.predictions import load_predictions
+
+    stored = load_predictions(results)
+    if stored is None:
+        raise DataError(f"{results}: no per-case predictions stored (results written before they were kept)")
+    return stored
+
+
 def grid_view(results: str | Path | pd.DataFrame, suite_hash: str | None = None,
               partial: bool = False) -> tuple[pd.DataFrame, GridStatus]:
     """The records to show and how they cover the grid the suite asked for (grid.check_grid): an
@@ -181,7 +194,11 @@ def score(
     suite_crs, baselines = suite_score_settings(results, suite_hash)
     config = config or CRSConfig(**{**suite_crs, **settings})
     frame, grid = grid_view(results, suite_hash, partial)
-    report = score_records(frame, reference or suite_reference(results, suite_hash), config, baselines=baselines)
+    from crsbench.predictions import load_predictions
+
+    stored = load_predictions(results) if config.resample == "cases" else None
+    report = score_records(frame, reference or suite_reference(results, suite_hash), config, baselines=baselines,
+                           predictions=stored)
     notes = (grid.label(),) if grid.partial_view else ()
     return dataclasses.replace(report, notes=notes + tuple(report.notes),
                                settings={**report.settings, "grid": grid.as_dict()})

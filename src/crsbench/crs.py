@@ -85,7 +85,9 @@ class CRSConfig(BaseModel):
     weight_concentration: float = Field(1.0, gt=0, allow_inf_nan=False, description="Dirichlet concentration")
     anchor_shift: float = Field(1.0, ge=0, allow_inf_nan=False, description="sensitivity: anchors move by up to this many m_a")
     scale_factor: float = Field(2.0, ge=1, allow_inf_nan=False, description="sensitivity: scales drawn in [m_a/f, m_a*f]")
-    resample_cases: bool = Field(False, description="hierarchical case resampling (unavailable: raises)")
+    resample: Literal["cases", "seeds"] = Field(
+        "cases", description="bootstrap: paired test-case clusters and seeds, or seeds only (ignores test-set uncertainty)"
+    )
 
     @field_validator("anchors")
     @classmethod

@@ -82,7 +82,8 @@ def fit_unit(unit: FitUnit, data: TrainingData, config: ProbeConfig, fitted: dic
 def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> dict:
     """One record's numbers: the fitted probe scored on one condition's evaluation set."""
     started = time.perf_counter()
-    scores = metrics.evaluate(fitted.task_type, eval_set.y, fitted.probe.predict_proba(eval_set.x))
+    probabilities = fitted.probe.predict_proba(eval_set.x)
+    scores = metrics.evaluate(fitted.task_type, eval_set.y, probabilities)
     return {
         **scores,
         "condition_kind": condition.kind,
@@ -96,4 +97,5 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> dic
         "embedding_hash_eval": eval_set.embedding_hash,
         "fit_seconds": fitted.fit_seconds,
         "eval_seconds": time.perf_counter() - started,
+        "probabilities": probabilities.astype(np.float32),  # stored beside the record, not in it
     }

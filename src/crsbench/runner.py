@@ -26,6 +26,7 @@ from crsbench.keys import missing, unit_keys
 from crsbench.output_lock import OutputLock
 from crsbench.pipeline import FittedUnit, evaluate, fit_unit
 from crsbench.plan import FitUnit, plan
+from crsbench.predictions import CaseSet, PredictionFiles, index_statements
 from crsbench.probe import ProbeConfig
 from crsbench.progress import Progress, SilentProgress
 from crsbench.provenance import RunIdentity, assemble_record, now, start_run
@@ -34,7 +35,8 @@ from crsbench.store import ResultsStore
 from crsbench.suite import Suite
 from crsbench.task_data import TaskData
 
-Commit = Callable[[FitUnit, Condition, dict], bool]  # stores one record; False when it already existed
+# stores one record with its predictions; False when it already existed
+Commit = Callable[[FitUnit, Condition, dict, CaseSet], bool]
 
 
 def default_cache_dir() -> Path:
@@ -80,8 +82,15 @@ class SuiteRun:
             aborted = store.mark_aborted(except_run=run.run_id)
             todo = missing(keys, store.existing_keys())
 
-            def commit(unit: FitUnit, condition: Condition, numbers: dict) -> bool:
-                return store.add(assemble_record(unit, condition, numbers, keys[unit][condition], run, resolved))
+            files = PredictionFiles(self.output)
+
+            def commit(unit: FitUnit, condition: Condition, numbers: dict, cases: CaseSet) -> bool:
+                probabilities = numbers.pop("probabilities")
+                record = assemble_record(unit, condition, numbers, keys[unit][condition], run, resolved)
+                # files first (atomic, idempotent), then the record and its index rows in one transaction
+                test_set, test_set_row = files.write_case_set(cases)
+                digest = files.write_probabilities(probabilities)
+                return store.add(record, index_statements(record.record_key, test_set, digest, test_set_row))
 
             written = 0
             try:
@@ -123,7 +132,8 @@ class SuiteRun:
     def _evaluate(self, data: TaskData, condition: Condition, fits: list[FittedUnit], commit: Commit) -> int:
         """Score the fits on one condition; its evaluation matrix is released on return."""
         work = partial(evaluate, condition=condition, eval_set=data.eval_set(condition))
-        return sum(commit(fitted.unit, condition, numbers) for fitted, numbers in self.executor.map(work, fits))
+        cases = data.case_set(condition)
+        return sum(commit(fitted.unit, condition, numbers, cases) for fitted, numbers in self.executor.map(work, fits))
 
 
 def _by_encoder_and_task(todo: dict[FitUnit, tuple[Condition, ...]]) -> dict[tuple[str, str], dict]:

@@ -22,8 +22,9 @@ from crsbench.axes import AXES, BESIDE, SUMMARY_EXTRAS, AxisScores, compute_axes
 from crsbench.crs import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
 from crsbench.errors import DataError
 from crsbench.records import aggregate_seeds
+from crsbench.bootstrap import CaseBootstrap, case_bootstrap
+from crsbench.predictions import Predictions
 from crsbench.stats import (
-    CASE_RESAMPLING_UNAVAILABLE,
     SEED_ONLY_LABEL,
     SeedBootstrap,
     competition_ranks,
@@ -103,6 +104,7 @@ class ScoreReport:
     interval_label: str | None = None
     notes: tuple[str, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
+    axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""
@@ -120,6 +122,7 @@ class ScoreReport:
             "reversed_pairs": self.reversed_pairs,
             "weight_sensitivity": self.weight_sensitivity,
             "seed_summary": self.seed_summary,
+            "axis_intervals": self.axis_intervals,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -236,12 +239,21 @@ def _seed_count_notes(n_seeds: int, interval: str) -> Notes:
     return []
 
 
-def bootstrap_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[SeedBootstrap | None, Notes]:
+def bootstrap_stage(
+    records: pd.DataFrame, axis_scores: AxisScores, reference: str, config: CRSConfig, predictions: Predictions | None
+) -> tuple[SeedBootstrap | CaseBootstrap | None, Notes]:
+    """The paired case-and-seed bootstrap (default), or the seed-only one (config.resample="seeds", or
+    records without stored predictions); every output names which (`label`)."""
     if config.n_boot == 0:
-        if config.resample_cases:
-            raise DataError(CASE_RESAMPLING_UNAVAILABLE)
         return None, ["bootstrap skipped (n_boot=0): no intervals, no leading tier"]
+    if config.resample == "cases" and predictions is not None:
+        boot = case_bootstrap(records, predictions, axis_scores, reference, config)
+        return boot, [f"intervals and tiers: {boot.label}, {config.n_boot} draws, {boot.method} intervals; "
+                      "leading tier simultaneous over the differences to the top (max statistic)"]
     notes = [f"intervals and tiers: {SEED_ONLY_LABEL}"] + _seed_count_notes(len(axis_scores.seeds), config.interval)
+    if config.resample == "cases":
+        notes.insert(0, "no per-case predictions stored with these records: the case-level bootstrap cannot run, "
+                        "falling back to the seed-only bootstrap")
     return paired_seed_bootstrap(axis_scores, reference, config), notes
 
 
@@ -282,9 +294,9 @@ def agreement_stage(
     else:
         table, pairs = rank_agreement_intervals(
             agreement, boot.overall.encoders, boot.auroc_draws, boot.overall.draws,
-            n_seeds=n_seeds, level=config.level, method=config.interval,
+            n_seeds=n_seeds, level=config.level, method=getattr(boot, "method", config.interval),
         )
-        table["interval"] = SEED_ONLY_LABEL
+        table["interval"] = boot.label
     return Agreement(table, pairs, _ranks(cohort["discrimination"]).reindex(scores.index)), notes
 
 
@@ -320,7 +332,7 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, base
         "weight_concentration": config.weight_concentration,
         "anchor_shift": config.anchor_shift,
         "scale_factor": config.scale_factor,
-        "resample_cases": config.resample_cases,
+        "resample": config.resample,
     }
 
 
@@ -333,13 +345,16 @@ def score_records(
     config: CRSConfig = DEFAULT_CONFIG,
     *,
     baselines: Sequence[str] = (),
+    predictions: Predictions | None = None,
 ) -> ScoreReport:
     """Axes, CRS per task and across tasks, seed-only bootstrap, rank agreement and sensitivity.
 
     reference: an encoder name; None picks the first encoder alphabetically (the CLI passes the
     suite's reference). `config` holds the anchors, scales, weights and the bootstrap and
     sensitivity settings (crs.CRSConfig). `baselines` are floor baselines (the suite marks them):
-    scored and shown, but left out of the rank statistics. Records of several grids are refused.
+    scored and shown, but left out of the rank statistics. `predictions` (api.predictions) lets the
+    default paired case-and-seed bootstrap run; without them the seed-only bootstrap runs, labelled.
+    Records of several grids are refused.
     """
     notes: Notes = []
 
@@ -353,7 +368,7 @@ def score_records(
     baselines = keep(baseline_stage(list(axis_scores.encoders), baselines))
     config = keep(config_stage(config, axis_scores))
     point = keep(point_stage(axis_scores, reference, config))
-    boot = keep(bootstrap_stage(axis_scores, reference, config))
+    boot = keep(bootstrap_stage(records, axis_scores, reference, config, predictions))
     overall = with_intervals(point.overall, boot.overall if boot else None)
     agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
     sensitivity = keep(sensitivity_stage(axis_scores, reference, config))
@@ -399,7 +414,8 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         leading_tier=overall_boot.leading_tier if boot else (),
         leading_tier_by_task={t: boot.results[t].leading_tier for t in axis_scores.tasks} if boot else {},
         baselines=tuple(baselines),
-        interval_label=SEED_ONLY_LABEL if boot else None,
+        interval_label=boot.label if boot else None,
         notes=tuple(notes),
         settings=settings_of(config, reference, axis_scores, baselines),
+        axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),
     )

@@ -30,7 +30,6 @@ from crsbench.crs import (
     reference_index,
     validate_axis_table,
 )
-from crsbench.errors import DataError
 
 __all__ = ["DEFAULT_N_BOOT", "DEFAULT_LEVEL", "DEFAULT_INTERVAL", "INTERVAL_METHODS"]  # re-exported from crs
 
@@ -38,13 +37,6 @@ SEED_ONLY_LABEL = "seed-only bootstrap (ignores test-set uncertainty)"
 OVERALL = "overall"
 
 DEFAULT_CHUNK = 2048
-
-CASE_RESAMPLING_UNAVAILABLE = (
-    "hierarchical test-case resampling needs per-case predictions, but run records hold aggregate "
-    "metrics only (docs/records.md); the bootstrap resamples seeds alone. Per-case predictions "
-    "would have to be stored to resample cases without faking their correlation across encoders."
-)
-
 
 # --------------------------------------------------------------------------- draws
 
@@ -175,11 +167,8 @@ def paired_seed_bootstrap(
     """Paired-seed bootstrap of the CRS per task and across tasks (see the module docstring).
 
     Draws `config.n_boot` seed resamples from `config.seed`, shared by every scope. It ignores
-    test-set uncertainty; `config.resample_cases` asks for case resampling, which needs per-case
-    predictions, and raises DataError here rather than pretend.
+    test-set uncertainty (bootstrap.case_bootstrap resamples test cases too).
     """
-    if config.resample_cases:
-        raise DataError(CASE_RESAMPLING_UNAVAILABLE)
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
     encoders = list(axis_scores.encoders)

@@ -16,11 +16,13 @@ import os
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Sequence
 from urllib.parse import quote
 
 import pandas as pd
 
 from crsbench.errors import DataError
+from crsbench.predictions import PREDICTION_SCHEMAS
 from crsbench.records import RECORD_COLUMNS, RECORD_FIELDS, RunRecord, to_record
 
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -96,6 +98,8 @@ class ResultsStore:
             self._db.execute(RUNS_SCHEMA)
             self._add_new_columns("runs", RUN_COLUMNS)
             self._db.execute(RUN_DATASETS_SCHEMA)
+            for schema in PREDICTION_SCHEMAS:
+                self._db.execute(schema)
 
     def _open_read_only(self) -> sqlite3.Connection:
         if not self.path.is_file():
@@ -154,17 +158,27 @@ class ResultsStore:
         with self._guard():
             return {row[0] for row in self._db.execute("SELECT record_key FROM records")}
 
-    def add(self, record: RunRecord | dict) -> bool:
+    def add(self, record: RunRecord | dict, also: Sequence[tuple[str, tuple]] = ()) -> bool:
         """Commit one record (a dict is validated into a RunRecord first); False when its key was
-        already stored (nothing changes)."""
+        already stored (nothing changes). `also`: (sql, parameters) statements committed in the same
+        transaction when the record is new (the record's prediction index rows)."""
         row = to_record(record).as_row()
         placeholders = ", ".join("?" * len(RECORD_FIELDS))
         with self._guard():
-            cursor = self._db.execute(
-                f"INSERT OR IGNORE INTO records ({', '.join(RECORD_FIELDS)}) VALUES ({placeholders})",
-                [row[name] for name in RECORD_FIELDS],
-            )
-        return cursor.rowcount == 1
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = self._db.execute(
+                    f"INSERT OR IGNORE INTO records ({', '.join(RECORD_FIELDS)}) VALUES ({placeholders})",
+                    [row[name] for name in RECORD_FIELDS],
+                )
+                added = cursor.rowcount == 1
+                for sql, parameters in also if added else ():
+                    self._db.execute(sql, parameters)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return added
 
     def start_run(self, run: dict) -> None:
         """Add a run row (status running); `run` holds run_id and any other RUN_COLUMNS."""

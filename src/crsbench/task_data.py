@@ -6,6 +6,7 @@ from __future__ import annotations
 from crsbench.conditions import CLEAN, Condition
 from crsbench.embed import CachedEmbedder, Embedding, EmbeddingRequest
 from crsbench.pipeline import EvalSet, TrainingData
+from crsbench.predictions import CaseSet, case_set_of
 from crsbench.resolve import Resolved
 from crsbench.shift import align_shift_labels
 
@@ -17,6 +18,7 @@ class TaskData:
         self.encoder = resolved.encoders[encoder]
         self.task = task
         self.dataset = resolved.datasets[task]
+        self._cases: dict[str, CaseSet] = {}
 
     def _embed(self, dataset, split: str, condition: Condition = CLEAN) -> Embedding:
         return self.embeddings.embed(EmbeddingRequest(self.encoder, dataset, split, condition))
@@ -31,12 +33,27 @@ class TaskData:
             train_hash=train.content_hash,
         )  # fmt: skip
 
+    def _shift_labels(self):
+        shift = self.resolved.shifts[self.task]
+        return align_shift_labels(shift.split("test").labels, self.dataset.meta, shift.meta,
+                                  self.resolved.shift_maps[self.task])
+
     def eval_set(self, condition: Condition) -> EvalSet:
         if condition.on_shift_data:
-            shift = self.resolved.shifts[self.task]
-            embedded = self._embed(shift, "test")
-            labels = align_shift_labels(shift.split("test").labels, self.dataset.meta, shift.meta,
-                                        self.resolved.shift_maps[self.task])
-            return EvalSet(embedded.matrix, labels, embedded.content_hash)
+            embedded = self._embed(self.resolved.shifts[self.task], "test")
+            return EvalSet(embedded.matrix, self._shift_labels(), embedded.content_hash)
         embedded = self._embed(self.dataset, "test", condition)
         return EvalSet(embedded.matrix, self.dataset.split("test").labels, embedded.content_hash)
+
+    def case_set(self, condition: Condition) -> CaseSet:
+        """The test set a condition is scored on: the task's own (clean and perturbed copies share
+        it) or the shift set, with case ids, cluster ids and labels as scored."""
+        role = "shift" if condition.on_shift_data else "test"
+        if role not in self._cases:
+            if condition.on_shift_data:
+                split, labels = self.resolved.shifts[self.task].split("test"), self._shift_labels()
+            else:
+                split = self.dataset.split("test")
+                labels = split.labels
+            self._cases[role] = case_set_of(split, labels, self.task, role)
+        return self._cases[role]
