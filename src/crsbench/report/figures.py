@@ -139,8 +139,9 @@ def axis_profile(data) -> Drawn:
         ax.set_yticks(y, [AXIS_LABELS[a] for a in AXES])
         ax.invert_yaxis()
         ax.grid(axis="x", linewidth=0.3, alpha=0.5)
-    for ax in axs[len(encoders):]:
+    for i, ax in enumerate(axs[len(encoders):], start=len(encoders)):
         ax.set_visible(False)
+        axs[i - ncols].tick_params(labelbottom=True)  # the panel above has no panel under it
     fig.supxlabel(f"u minus reference ({label(report.reference, 18)}); right = better", fontsize=7)
     return fig
 
@@ -157,8 +158,7 @@ def auroc_vs_crs(data) -> Drawn:
     fig = _figure(2.9)
     ax = fig.subplots()
     order = np.argsort(x[front])
-    ax.step(x[front][order], y[front][order], where="post", color="#444444", linewidth=0.8, linestyle=":",
-            zorder=1)
+    ax.plot(x[front][order], y[front][order], color="#444444", linewidth=0.8, linestyle=":", zorder=1)
     for i, encoder in enumerate(scores.index):
         low, high = scores["ci_low"].iloc[i], scores["ci_high"].iloc[i]
         colour = palette.colour(encoder)
@@ -264,13 +264,14 @@ def weight_sensitivity(data) -> Drawn:
     ax.barh(y, shares, color=[data.palette.colour(e) for e in encoders], height=0.6)
     for yi, encoder, share in zip(y, encoders, shares):
         row = sensitivity.loc[encoder]
-        ax.text(min(share, 1.0) + 0.01, yi, f"{share:.0%}  (rank {row['rank_p05']:.0f}\u2013{row['rank_p95']:.0f})",
-                va="center", fontsize=6)
+        low, high = row["rank_p05"], row["rank_p95"]
+        ranks = f"rank {low:.0f}" if low == high else f"ranks {low:.0f}\u2013{high:.0f}"
+        ax.text(min(share, 1.0) + 0.01, yi, f"{share:.0%}  ({ranks})", va="center", fontsize=6)
     ax.set_yticks(y, [label(e) for e in encoders])
     ax.invert_yaxis()
     ax.set_xlim(0, 1.35)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0", "25%", "50%", "75%", "100%"])
-    ax.set_xlabel("share of sampled weights, anchors and scales with the encoder top")
+    ax.set_xlabel("share of draws with the encoder top")
     ax.tick_params(axis="y", length=0)
     return fig
 

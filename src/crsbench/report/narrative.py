@@ -47,8 +47,9 @@ def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCon
         others = [e for e in report.leading_tier if e != top]
         tied = (f"; the bootstrap cannot separate {', '.join(others)} from it" if others
                 else "; the bootstrap separates it from every other encoder")
+        reference = " (the reference: CRS 0 by definition)" if top == report.reference else ""
         sentences.append(f"Leading tier across tasks{label}: {', '.join(report.leading_tier)}. "
-                         f"{top} has the highest CRS ({row['crs']:.2f}{_interval(row, level)}){tied}.")
+                         f"{top}{reference} has the highest CRS ({row['crs']:.2f}{_interval(row, level)}){tied}.")
     else:
         sentences.append(f"{top} has the highest CRS ({row['crs']:.2f}); no bootstrap was run, so there is no "
                          "leading tier and no interval.")

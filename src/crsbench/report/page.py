@@ -134,6 +134,7 @@ def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
                 continue
             png, svg = folder / f"{planned.name}.png", folder / f"{planned.name}.svg"
             drawn.savefig(png, dpi=figures.PNG_DPI)
+            drawn.set_layout_engine("none")  # laid out once for the PNG; the SVG keeps that layout
             drawn.savefig(svg)
         out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, png, svg,
                               png_data=base64.b64encode(png.read_bytes()).decode("ascii")))
@@ -151,7 +152,11 @@ def departures(data: ReportData, drawn: list[FigureFile]) -> list[str]:
               (report.axes_partial or {}).items()]
     notes += list(data.provenance.notes)
     notes += list(report.notes)
-    notes += [f"figure {f.title!r} not drawn: {f.absent}" for f in drawn if f.absent]
+    by_reason: dict[str, list[str]] = {}
+    for figure in drawn:
+        if figure.absent:
+            by_reason.setdefault(figure.absent, []).append(figure.title)
+    notes += [f"not drawn ({'; '.join(titles)}): {reason}" for reason, titles in by_reason.items()]
     return list(dict.fromkeys(notes))
 
 

@@ -101,7 +101,7 @@ def gather(results: str | Path | None, records: pd.DataFrame) -> Provenance:
         datasets=dataset_rows,
         seeds=[int(s) for s in _unique(records, "seed")],
         fractions=[float(f) for f in _unique(records, "fraction")],
-        tasks=[str(t) for t in dict.fromkeys(records["task"])],
+        tasks=sorted(str(t) for t in set(records["task"])),
         first_record=created.min() if len(created) else "-",
         last_record=created.max() if len(created) else "-",
         runs=run_rows,

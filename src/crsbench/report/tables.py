@@ -24,6 +24,7 @@ class Table:
     rows: list[list[str]]
     caption: str = ""
     emphasis: list[bool] = field(default_factory=list)  # rows drawn bold (the leading tier)
+    text_columns: int = 1  # leading columns of names, aligned left
 
 
 def _interval(row) -> str:
@@ -55,7 +56,7 @@ def _score_rows(frame: pd.DataFrame) -> tuple[list[list[str]], list[bool]]:
 def score_tables(report) -> list[Table]:
     """Per task first, then the cross-task summary (docs/crs.md: per-task scores come first)."""
     level = float(report.settings.get("level", 0.95))
-    headers = ["encoder", *(AXIS_HEADERS[a] for a in AXES), *COMPONENTS, "CRS", f"{level:.0%} interval", "P(#1)",
+    headers = ["encoder", *(AXIS_HEADERS[a] for a in AXES), *(c.replace("_", " ") for c in COMPONENTS), "CRS", f"{level:.0%} interval", "P(#1)",
                "leading tier"]
     caption = f"reference: {report.reference}; interval, P(#1), tier: {report.interval_label or 'no bootstrap'}"
     tables = []
@@ -80,7 +81,8 @@ def rank_table(report) -> Table:
     rows = []
     for encoder, row in shift.iterrows():
         move = int(row["auroc_rank"] - row["crs_rank"])
-        rows.append([str(encoder), fmt(row["auroc"]), fmt(row["auroc_rank"]), fmt(row["crs"]), fmt(row["crs_rank"]),
+        rows.append([str(encoder), fmt(row["auroc"]), str(int(row["auroc_rank"])), fmt(row["crs"]),
+                     str(int(row["crs_rank"])),
                      f"{move:+d}" if move else "0", ", ".join(partners.get(str(encoder), [])) or "-"])
     caption = "rank moves: + means CRS ranks the encoder higher than AUROC does"
     if report.baselines:
@@ -103,4 +105,4 @@ def metrics_table(records: pd.DataFrame) -> Table:
         rows.append(cells)
     return Table("Per-task metrics (clean test, 100% labels)", ["task", "encoder", "seeds",
                                                                 *(METRIC_HEADERS[m] for m in metrics)],
-                 rows, "mean \u00b1 standard deviation over seeds")
+                 rows, "mean \u00b1 standard deviation over seeds", text_columns=2)
