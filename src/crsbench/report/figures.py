@@ -27,6 +27,7 @@ COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#CC79A7", "#000000", "#F0E442")
 BASELINE_GREYS: tuple[str, ...] = ("#7F7F7F", "#B0B0B0", "#505050")
 LINE_STYLES: tuple[str, ...] = ("-", "--", ":", "-.")
+BASELINE_STYLES: tuple[str, ...] = ("--", ":", "-.")  # greys alone are hard to tell apart
 AXIS_LABELS: dict[str, str] = {
     "discrimination": "discrimination",
     "calibration": "calibration",
@@ -84,7 +85,7 @@ class Palette:
             styles[encoder] = LINE_STYLES[(i // len(OKABE_ITO)) % len(LINE_STYLES)]
         for i, encoder in enumerate(e for e in encoders if e in baselines):
             colours[encoder] = BASELINE_GREYS[i % len(BASELINE_GREYS)]
-            styles[encoder] = "--"
+            styles[encoder] = BASELINE_STYLES[i % len(BASELINE_STYLES)]
         return cls(colours, styles)
 
     def colour(self, encoder: str) -> str:
@@ -137,7 +138,7 @@ def axis_profile(data) -> Drawn:
         ax.set_title(label(encoder, 26), loc="left")
         ax.set_xlim(-span, span)
         ax.set_yticks(y, [AXIS_LABELS[a] for a in AXES])
-        ax.invert_yaxis()
+        ax.set_ylim(len(AXES) - 0.5, -0.5)  # first axis on top; not invert_yaxis, which shared axes undo
         ax.grid(axis="x", linewidth=0.3, alpha=0.5)
     for i, ax in enumerate(axs[len(encoders):], start=len(encoders)):
         ax.set_visible(False)
@@ -189,8 +190,9 @@ def rank_shift(data) -> Drawn:
     """Slope chart from the AUROC rank to the CRS rank; pairs the two orders reverse drawn solid and bold."""
     report, palette = data.report, data.palette
     shift = evidence.rank_shift(report)
-    if shift.empty:
-        return Absent("no AUROC ranking (discrimination axis missing) or fewer than one ranked encoder")
+    if len(shift) < 2:
+        return Absent("fewer than two ranked encoders (floor baselines are left out of the rankings, and the "
+                      "discrimination axis must be present): no ranking to compare")
     n = len(shift)
     fig = _figure(0.6 + 0.28 * max(n, 3))
     ax = fig.subplots()
@@ -247,7 +249,7 @@ def rank_distribution(data) -> Drawn:
     colourbar = fig.colorbar(image, ax=ax, shrink=0.8, pad=0.02)
     colourbar.set_label("P(rank = k)")
     colourbar.ax.tick_params(labelsize=6)
-    ax.set_title("\u2605 leading tier" + (f"; {interval}" if interval else ""), fontsize=6.3, loc="left")
+    ax.set_title("\u2605 leading tier", fontsize=6.3, loc="left")
     return fig
 
 
@@ -410,7 +412,8 @@ CROSS_TASK: tuple[tuple[str, str, str, Callable], ...] = (
      "Each line joins an encoder's AUROC rank to its CRS rank; bold solid lines are encoders in a pair the two "
      "rankings order differently.", rank_shift),
     ("rank_distribution", "Bootstrap distribution of the CRS rank",
-     "P(rank = k) over bootstrap draws; \u2605 marks the leading tier.", rank_distribution),
+     "P(rank = k) over bootstrap draws (the bootstrap named in the scores tables); \u2605 marks the leading "
+     "tier.", rank_distribution),
     ("weight_sensitivity", "Weight sensitivity",
      "How often each encoder is top when the component and axis weights, anchors and scales are drawn "
      "instead of fixed; in brackets its 5-95% rank range.", weight_sensitivity),

@@ -24,7 +24,11 @@ def _loss(worst: WorstCondition | None) -> str:
     if worst is None:
         return ""
     share = worst.share_above_chance_lost
-    share_text = f" ({share:.0%} of its AUROC above chance)" if math.isfinite(share) and share > 0 else ""
+    share_text = ""
+    if math.isfinite(share) and share >= 1:
+        share_text = " (all of its AUROC above chance)"
+    elif math.isfinite(share) and share > 0:
+        share_text = f" ({share:.0%} of its AUROC above chance)"
     where = (f"under {worst.condition} at severity {worst.severity}" if worst.severity
              else f"under {worst.condition.replace('shift:', 'the shift to ')}")
     return f"; its AUROC falls from {worst.clean:.3f} to {worst.perturbed:.3f}{share_text} {where} on task {worst.task}"
@@ -37,22 +41,28 @@ def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCon
     if scores.empty:
         return ["No encoder could be scored."]
     level = float(report.settings.get("level", 0.95))
-    ranked = scores[~scores["baseline"].astype(bool)] if "baseline" in scores else scores
-    ranked = ranked if len(ranked) else scores
-    top = str(ranked.index[0])
-    row = ranked.iloc[0]
+    top, row = str(scores.index[0]), scores.iloc[0]
+    baselines = set(map(str, report.baselines))
+    roles = {report.reference: "the reference: CRS 0 by definition"} | {b: "a floor baseline" for b in baselines}
+    role = f" ({roles[top]})" if top in roles else ""
     sentences = []
     if report.leading_tier:
         label = f" ({report.interval_label})" if report.interval_label else ""
         others = [e for e in report.leading_tier if e != top]
         tied = (f"; the bootstrap cannot separate {', '.join(others)} from it" if others
                 else "; the bootstrap separates it from every other encoder")
-        reference = " (the reference: CRS 0 by definition)" if top == report.reference else ""
         sentences.append(f"Leading tier across tasks{label}: {', '.join(report.leading_tier)}. "
-                         f"{top}{reference} has the highest CRS ({row['crs']:.2f}{_interval(row, level)}){tied}.")
+                         f"{top}{role} has the highest CRS ({row['crs']:.2f}{_interval(row, level)}){tied}.")
     else:
-        sentences.append(f"{top} has the highest CRS ({row['crs']:.2f}); no bootstrap was run, so there is no "
+        sentences.append(f"{top}{role} has the highest CRS ({row['crs']:.2f}); no bootstrap was run, so there is no "
                          "leading tier and no interval.")
+    if top in baselines:
+        models = scores[~scores.index.isin(list(baselines))]
+        if len(models):
+            best = str(models.index[0])
+            sentences.append(f"A floor baseline leads: the best encoder that is not one is {best} (CRS "
+                             f"{models.iloc[0]['crs']:.2f}, rank {int(models.iloc[0]['crs_rank'])}).")
+    ranked = scores
     why = _why_top(ranked, top, weakest)
     if why:
         sentences.append(why)
@@ -61,7 +71,10 @@ def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCon
     if by_task:
         parts = "; ".join(f"{task}: {', '.join(tier)}" for task, tier in by_task.items())
         sentences.append(f"Leading tier per task: {parts}.")
-    if len(report.rank_agreement):
+    if len(report.rank_agreement) and int(report.rank_agreement.iloc[0]["n_pairs"]) == 0:
+        sentences.append("Fewer than two encoders are ranked outside the floor baselines: AUROC and CRS rankings "
+                         "are not compared.")
+    elif len(report.rank_agreement):
         a = report.rank_agreement.iloc[0]
         sentences.append(f"AUROC and CRS order {int(a['n_reversed'])} of {int(a['n_pairs'])} pairs of encoders "
                          f"differently (Spearman {a['spearman']:.2f}).")
@@ -79,9 +92,11 @@ def _why_top(ranked: pd.DataFrame, top: str, weakest: dict[str, str]) -> str:
     if top not in weakest or "worst_axis" not in ranked:
         return ""
     axis = AXIS_WORDS.get(weakest[top], weakest[top])
-    best_worst = ranked["worst_axis"].idxmax()
-    if str(best_worst) == top and len(ranked) > 1:
-        return f"{top}: best worst axis of all encoders (its weakest is {axis})."
+    worst_axis = ranked["worst_axis"].astype(float)
+    best = worst_axis.max()
+    if len(ranked) > 1 and worst_axis.loc[top] == best:
+        shared = "best worst axis of all encoders" if (worst_axis == best).sum() == 1 else "shares the best worst axis"
+        return f"{top}: {shared} (its weakest is {axis})."
     return f"{top}: its weakest axis is {axis}."
 
 

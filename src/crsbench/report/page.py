@@ -148,8 +148,6 @@ def departures(data: ReportData, drawn: list[FigureFile]) -> list[str]:
     """Everything a reader must know that qualifies the numbers: shown, never hidden."""
     report = data.report
     notes = [f"{axis} axis missing: {reason}" for axis, reason in report.axes_missing.items()]
-    notes += [f"{axis} covers {n} task(s) only: its cross-task value averages those" for axis, n in
-              (report.axes_partial or {}).items()]
     notes += list(data.provenance.notes)
     notes += list(report.notes)
     by_reason: dict[str, list[str]] = {}
