@@ -211,6 +211,27 @@ def write_scores(report, results: str | Path, out_dir: str | Path | None = None)
     return write_score_report(report, Path(out_dir) if out_dir else base / "scores")
 
 
+def write_report(
+    results: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    scored=None,
+    suite_hash: str | None = None,
+    partial: bool = False,
+    **settings,
+):
+    """The HTML and Markdown report of a results folder, with every figure as PNG and SVG
+    (report.page.write_report). `scored`: a ScoreReport already computed from these results;
+    without it they are scored as `score` does (settings by name). Default folder: RESULTS/report."""
+    from crsbench.report.page import write_report as write_pages
+
+    scored = scored if scored is not None else score(results, suite_hash=suite_hash, partial=partial, **settings)
+    base = Path(results) if Path(results).is_dir() else Path(results).parent
+    frame, _ = grid_view(results, suite_hash, partial)
+    return write_pages(scored, frame, Path(out_dir) if out_dir else base / "report",
+                       results=results)
+
+
 def data_dir() -> Path | None:
     value = os.environ.get("CRSBENCH_DATA")
     return Path(value) if value else None

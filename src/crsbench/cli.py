@@ -54,7 +54,7 @@ def _run_and_render(suite, cache_dir: Optional[Path], wait_s: float = 0.0) -> No
 
 
 def _score_and_render(results_dir: Path, reference: Optional[str], n_boot: int, out: Optional[Path] = None,
-                      suite_hash: Optional[str] = None, partial: bool = False) -> None:
+                      suite_hash: Optional[str] = None, partial: bool = False):
     started = time.perf_counter()
     scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial)
     for table in report.task_tables(scored):
@@ -65,6 +65,14 @@ def _score_and_render(results_dir: Path, reference: Optional[str], n_boot: int, 
     written = api.write_scores(scored, results_dir, out)
     folder = next(iter(written.values())).parent
     console.print(Text(f"scores written to {folder} (CSV, Parquet, JSON) in {time.perf_counter() - started:.1f} s"))
+    return scored
+
+
+def _write_report(results_dir: Path, out: Optional[Path] = None, scored=None, suite_hash: Optional[str] = None,
+                  partial: bool = False):
+    written = api.write_report(results_dir, out, scored=scored, suite_hash=suite_hash, partial=partial)
+    console.print(Text(f"report: {written.html} ({len(written.drawn)} figures, {written.seconds:.1f} s)"))
+    return written
 
 
 @app.command()
@@ -83,7 +91,8 @@ def demo(
     )
     console.print(Text(f"demo data ({sources}); MedMNIST files are used when found locally and their md5 verifies"))
     _run_and_render(suite, cache_dir)
-    _score_and_render(Path(suite.output), suite.reference, n_boot=2_000 if quick else 10_000)
+    scored = _score_and_render(Path(suite.output), suite.reference, n_boot=2_000 if quick else 10_000)
+    _write_report(Path(suite.output), scored=scored)
 
 
 SUITE_ARGUMENT = typer.Argument(..., help="Suite YAML file, or a built-in suite: demo, demo-quick, crs-bench.")
@@ -96,8 +105,13 @@ def run(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
     wait: float = typer.Option(0.0, "--wait", min=0, help="Seconds to wait for another run holding the same output."),
 ) -> None:
-    """Run a suite; a rerun resumes, writing only the records that are missing."""
-    _run_and_render(api.open_suite(suite), cache_dir, wait)
+    """Run a suite; a rerun resumes, writing only the records that are missing. A completed run writes its report."""
+    loaded = api.open_suite(suite)
+    _run_and_render(loaded, cache_dir, wait)
+    try:
+        _write_report(Path(loaded.output))
+    except (DataError, ValueError) as exc:  # the run itself succeeded: say why there is no report, exit 0
+        console.print(Text(f"report not written: {exc}"))
 
 
 @app.command()
@@ -140,6 +154,23 @@ def score(
 ) -> None:
     """Score the encoders: four axes, three components, CRS, interval, leading tier, AUROC vs CRS rank."""
     _score_and_render(results_dir, reference, n_boot, out, suite_hash, partial)
+
+
+@app.command("report")
+@handled
+def report_command(
+    results_dir: Path = typer.Argument(..., help="Results folder or results.sqlite."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o", help="Report folder (default: RESULTS/report)."),
+    open_report: bool = typer.Option(False, "--open", help="Open report.html in the default browser."),
+    suite_hash: Optional[str] = SUITE_HASH,
+    partial: bool = PARTIAL,
+) -> None:
+    """Write report.html (self-contained), report.md and every figure as PNG and SVG."""
+    written = _write_report(results_dir, out, suite_hash=suite_hash, partial=partial)
+    if open_report:
+        import webbrowser
+
+        webbrowser.open(written.html.resolve().as_uri())
 
 
 @app.command()

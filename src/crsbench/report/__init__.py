@@ -1,7 +1,8 @@
 """Every output of CRS-Bench: files (CSV, Parquet, JSON), terminal tables and prose.
 
 Computation lives elsewhere and returns values; this package only renders them. The CLI is one
-call per command plus one render from here; the HTML report will live here too.
+call per command plus one render from here. The HTML and Markdown report is report.page.write_report
+(imported on use: it loads matplotlib).
 """
 
 from crsbench.report.files import export_records, write_score_report

@@ -120,13 +120,13 @@ def _name_cell(encoder, row) -> Text:
     return Text(f"{encoder}{marks}")
 
 
-def _partial_prefix(report) -> str:
+def partial_prefix(report) -> str:
     """A partial view (an incomplete grid the user asked to see) says so everywhere it is shown."""
     return "PARTIAL VIEW - " if (report.settings.get("grid") or {}).get("partial_view") else ""
 
 
 def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> Table:
-    table = Table(title=Text(_partial_prefix(report) + title))
+    table = Table(title=Text(partial_prefix(report) + title))
     level = report.settings.get("level", DEFAULT_LEVEL)
     columns = [("encoder", "left")]
     columns += [(_axis_header(report, a), "right") for a in AXES]
@@ -223,7 +223,7 @@ def score_lines(report) -> list[Text]:
         lines.append(Text(f"Leading tier, task {task}: {', '.join(tier)}"))
     tier = ", ".join(report.leading_tier) or "- (no bootstrap)"
     label = f" ({report.interval_label})" if report.interval_label else ""
-    lines.append(Text(f"{_partial_prefix(report)}Leading tier across tasks{label}: {tier}"))
+    lines.append(Text(f"{partial_prefix(report)}Leading tier across tasks{label}: {tier}"))
     lines += [Text(f"note: {note}", style="dim") for note in report.notes]
     return lines
 

@@ -1,0 +1,115 @@
+"""The plain-language summary at the top of the report, generated from the numbers (never written
+by hand): the leading tier and why, what a higher-AUROC encoder loses, how sure the ranking is."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from crsbench.report.evidence import WorstCondition
+
+AXIS_WORDS = {"discrimination": "discrimination", "calibration": "calibration",
+              "label_efficiency": "label efficiency", "robustness": "robustness"}
+MAX_CHALLENGERS = 3
+
+
+def _interval(row, level: float) -> str:
+    if pd.isna(row.get("ci_low", math.nan)):
+        return ""
+    return f", {level:.0%} interval [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+
+
+def _loss(worst: WorstCondition | None) -> str:
+    if worst is None:
+        return ""
+    share = worst.share_above_chance_lost
+    share_text = ""
+    if math.isfinite(share) and share >= 1:
+        share_text = " (all of its AUROC above chance)"
+    elif math.isfinite(share) and share > 0:
+        share_text = f" ({share:.0%} of its AUROC above chance)"
+    where = (f"under {worst.condition} at severity {worst.severity}" if worst.severity
+             else f"under {worst.condition.replace('shift:', 'the shift to ')}")
+    return f"; its AUROC falls from {worst.clean:.3f} to {worst.perturbed:.3f}{share_text} {where} on task {worst.task}"
+
+
+def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCondition]) -> list[str]:
+    """Sentences in reading order. `weakest`: encoder -> its lowest axis on the fixed scale;
+    `worst`: encoder -> the condition costing it most AUROC (evidence.worst_conditions)."""
+    scores = report.scores
+    if scores.empty:
+        return ["No encoder could be scored."]
+    level = float(report.settings.get("level", 0.95))
+    top, row = str(scores.index[0]), scores.iloc[0]
+    baselines = set(map(str, report.baselines))
+    roles = {report.reference: "the reference: CRS 0 by definition"} | {b: "a floor baseline" for b in baselines}
+    role = f" ({roles[top]})" if top in roles else ""
+    sentences = []
+    if report.leading_tier:
+        label = f" ({report.interval_label})" if report.interval_label else ""
+        others = [e for e in report.leading_tier if e != top]
+        tied = (f"; the bootstrap cannot separate {', '.join(others)} from it" if others
+                else "; the bootstrap separates it from every other encoder")
+        sentences.append(f"Leading tier across tasks{label}: {', '.join(report.leading_tier)}. "
+                         f"{top}{role} has the highest CRS ({row['crs']:.2f}{_interval(row, level)}){tied}.")
+    else:
+        sentences.append(f"{top}{role} has the highest CRS ({row['crs']:.2f}); no bootstrap was run, so there is no "
+                         "leading tier and no interval.")
+    if top in baselines:
+        models = scores[~scores.index.isin(list(baselines))]
+        if len(models):
+            best = str(models.index[0])
+            sentences.append(f"A floor baseline leads: the best encoder that is not one is {best} (CRS "
+                             f"{models.iloc[0]['crs']:.2f}, rank {int(models.iloc[0]['crs_rank'])}).")
+    ranked = scores
+    why = _why_top(ranked, top, weakest)
+    if why:
+        sentences.append(why)
+    sentences += _challengers(ranked, top, weakest, worst)
+    by_task = getattr(report, "leading_tier_by_task", {}) or {}
+    if by_task:
+        parts = "; ".join(f"{task}: {', '.join(tier)}" for task, tier in by_task.items())
+        sentences.append(f"Leading tier per task: {parts}.")
+    if len(report.rank_agreement) and int(report.rank_agreement.iloc[0]["n_pairs"]) == 0:
+        sentences.append("Fewer than two encoders are ranked outside the floor baselines: AUROC and CRS rankings "
+                         "are not compared.")
+    elif len(report.rank_agreement):
+        a = report.rank_agreement.iloc[0]
+        sentences.append(f"AUROC and CRS order {int(a['n_reversed'])} of {int(a['n_pairs'])} pairs of encoders "
+                         f"differently (Spearman {a['spearman']:.2f}).")
+    sensitivity = report.weight_sensitivity
+    if sensitivity is not None and len(sensitivity):
+        leader = sensitivity["p_top"].idxmax()
+        sentences.append(f"With the weights, anchors and scales drawn at random instead of fixed, {leader} is top in "
+                         f"{sensitivity.loc[leader, 'p_top']:.0%} of draws.")
+    for axis, reason in report.axes_missing.items():
+        sentences.append(f"The {AXIS_WORDS.get(axis, axis)} axis is missing ({reason}): the CRS uses the other axes.")
+    return sentences
+
+
+def _why_top(ranked: pd.DataFrame, top: str, weakest: dict[str, str]) -> str:
+    if top not in weakest or "worst_axis" not in ranked:
+        return ""
+    axis = AXIS_WORDS.get(weakest[top], weakest[top])
+    worst_axis = ranked["worst_axis"].astype(float)
+    best = worst_axis.max()
+    if len(ranked) > 1 and worst_axis.loc[top] == best:
+        shared = "best worst axis of all encoders" if (worst_axis == best).sum() == 1 else "shares the best worst axis"
+        return f"{top}: {shared} (its weakest is {axis})."
+    return f"{top}: its weakest axis is {axis}."
+
+
+def _challengers(ranked: pd.DataFrame, top: str, weakest: dict[str, str], worst: dict[str, WorstCondition]) -> list[str]:
+    """Encoders with a higher AUROC than the top-CRS encoder, and what they lose."""
+    if "discrimination" not in ranked or pd.isna(ranked.loc[top, "discrimination"]):
+        return []
+    top_auroc = ranked.loc[top, "discrimination"]
+    higher = ranked[ranked["discrimination"] > top_auroc].sort_values("discrimination", ascending=False)
+    out = []
+    for encoder, row in higher.head(MAX_CHALLENGERS).iterrows():
+        axis = AXIS_WORDS.get(weakest.get(str(encoder), ""), "")
+        weak = f"; its weakest axis is {axis}" if axis else ""
+        out.append(f"{encoder} has {row['discrimination'] - top_auroc:.3f} higher AUROC than {top} but a lower CRS "
+                   f"({row['crs']:.2f} vs {ranked.loc[top, 'crs']:.2f}){weak}{_loss(worst.get(str(encoder)))}.")
+    return out

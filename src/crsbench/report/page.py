@@ -1,0 +1,266 @@
+"""The report: one self-contained report.html (figures inline as PNG data, no network asset, no
+script), report.md beside it, and every figure as PNG and SVG under figures/.
+
+    written = write_report(score_report, records, "out/report", results="out")
+
+User strings reach the HTML only through the autoescaping template, and the Markdown through
+`md`; a Content-Security-Policy forbids scripts and any fetch, as a second fence.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+from crsbench.report import evidence, figures, narrative, sources, tables
+from crsbench.report.terminal import partial_prefix
+
+PREDICTIONS_MISSING = (
+    "reliability diagrams need per-case predictions (stored under RESULTS/predictions/ by runs of a crsbench "
+    "version that stores them); these results have none, and the run records' aggregate metrics cannot "
+    "give a reliability curve"
+)
+RELIABILITY_ENCODERS = 3  # leading encoders per task in a reliability diagram
+
+
+def load_stored_predictions(results: str | Path | None):
+    """The per-case predictions of a results folder, or None where this version or these results lack them."""
+    if results is None:
+        return None
+    try:
+        from crsbench.predictions import load_predictions  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return load_predictions(results)
+
+
+@dataclass
+class ReportData:
+    """What every figure and table of one report reads."""
+
+    report: object  # scoring.ScoreReport
+    records: pd.DataFrame  # normalised run records (the scored ones)
+    provenance: sources.Provenance
+    predictions: object | None = None  # predictions.Predictions
+    predictions_missing: str = PREDICTIONS_MISSING
+
+    @cached_property
+    def encoders(self) -> list[str]:
+        return evidence.encoder_order(self.report)
+
+    @cached_property
+    def tasks(self) -> list[str]:
+        return [str(t) for t in self.report.settings.get("tasks", [])] or self.provenance.tasks
+
+    @cached_property
+    def palette(self) -> figures.Palette:
+        return figures.Palette.of(self.encoders, tuple(self.report.baselines))
+
+    @cached_property
+    def label_curves(self) -> pd.DataFrame:
+        return evidence.label_efficiency_curves(self.records)
+
+    @cached_property
+    def robustness_curves(self) -> pd.DataFrame:
+        return evidence.robustness_curves(self.records)
+
+    @cached_property
+    def shift_drops(self) -> pd.DataFrame:
+        return evidence.shift_drops(self.records)
+
+    def reliability_encoders(self, task: str) -> list[str]:
+        """The task's leading tier (its best CRS first), else its best CRS, at most RELIABILITY_ENCODERS."""
+        by_task = self.report.scores_by_task
+        order = [str(e) for e in by_task.loc[by_task["task"] == task, "encoder"]]
+        tier = set((getattr(self.report, "leading_tier_by_task", {}) or {}).get(task, ()))
+        chosen = [e for e in order if e in tier] or order[:1]
+        return chosen[:RELIABILITY_ENCODERS]
+
+    def reliability_curve(self, task: str, encoder: str) -> pd.DataFrame | None:
+        index = self.predictions.index
+        rows = index[(index["task"] == task) & (index["encoder"] == encoder) & (index["condition_kind"] == "clean")
+                     & (index["fraction"].astype(float) == evidence.FULL_LABELS)]
+        if rows.empty:
+            return None
+        labels, probs = [], []
+        for row in rows.itertuples():
+            labels.append(self.predictions.case_set(row.test_set).labels)
+            probs.append(self.predictions.probabilities(row.record_key))
+        import numpy as np
+
+        return evidence.reliability_bins(np.concatenate(labels), np.concatenate(probs))
+
+
+@dataclass(frozen=True)
+class FigureFile:
+    name: str
+    title: str
+    caption: str
+    task: str | None
+    png: Path | None = None
+    svg: Path | None = None
+    absent: str | None = None
+    png_data: str = ""  # base64, for the inline image
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    html: Path
+    markdown: Path
+    figures: list[FigureFile] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def drawn(self) -> list[FigureFile]:
+        return [f for f in self.figures if f.absent is None]
+
+
+def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for planned in figures.plan(data):
+        import matplotlib
+
+        with matplotlib.rc_context(figures.STYLE):
+            drawn = planned.draw()
+            if isinstance(drawn, figures.Absent):
+                out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, absent=drawn.reason))
+                continue
+            png, svg = folder / f"{planned.name}.png", folder / f"{planned.name}.svg"
+            drawn.savefig(png, dpi=figures.PNG_DPI)
+            drawn.set_layout_engine("none")  # laid out once for the PNG; the SVG keeps that layout
+            drawn.savefig(svg)
+        out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, png, svg,
+                              png_data=base64.b64encode(png.read_bytes()).decode("ascii")))
+    return out
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def departures(data: ReportData, drawn: list[FigureFile]) -> list[str]:
+    """Everything a reader must know that qualifies the numbers: shown, never hidden."""
+    report = data.report
+    notes = [f"{axis} axis missing: {reason}" for axis, reason in report.axes_missing.items()]
+    notes += list(data.provenance.notes)
+    notes += list(report.notes)
+    by_reason: dict[str, list[str]] = {}
+    for figure in drawn:
+        if figure.absent:
+            by_reason.setdefault(figure.absent, []).append(figure.title)
+    notes += [f"not drawn ({'; '.join(titles)}): {reason}" for reason, titles in by_reason.items()]
+    return list(dict.fromkeys(notes))
+
+
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("crsbench.report", "templates"),
+        autoescape=True,  # every user string is escaped unless marked safe; nothing is
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _context(data: ReportData, drawn: list[FigureFile], generated_at: str) -> dict:
+    report = data.report
+    return {
+        "title": partial_prefix(report)
+        + f"CRS-Bench report: {', '.join(s['name'] for s in data.provenance.suites) or 'results'}",
+        "summary": narrative.summary_sentences(report, evidence.weakest_axes(report),
+                                               evidence.worst_conditions(data.records)),
+        "score_tables": tables.score_tables(report),
+        "rank_table": tables.rank_table(report),
+        "metrics_table": tables.metrics_table(data.records),
+        "cross_figures": [f for f in drawn if f.task is None],
+        "task_figures": {task: [f for f in drawn if f.task == task] for task in data.tasks},
+        "provenance": data.provenance,
+        "departures": departures(data, drawn),
+        "settings": report.settings,
+        "reference": report.reference,
+        "generated_at": generated_at,
+    }
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
+
+
+def md(text: object) -> str:
+    """A user string as literal Markdown text: HTML escaped, Markdown punctuation backslashed."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False)).replace("\n", " ")
+
+
+def _md_table(table: tables.Table) -> list[str]:
+    lines = [f"### {md(table.title)}", "", "| " + " | ".join(md(h) for h in table.headers) + " |",
+             "|" + "---|" * len(table.headers)]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in table.rows]
+    if table.caption:
+        lines += ["", f"_{md(table.caption)}_"]
+    return lines + [""]
+
+
+def markdown(context: dict, figure_folder: str) -> str:
+    p = context["provenance"]
+    suites = ", ".join(f"{s['name']} ({s['hash']})" for s in p.suites)
+    fractions = ", ".join(f"{f:g}" for f in p.fractions)
+    lines = [f"# {md(context['title'])}", "", "## Summary", ""]
+    lines += [f"- {md(s)}" for s in context["summary"]] + ["", "## Scores", ""]
+    for table in context["score_tables"]:
+        lines += _md_table(table)
+    lines += _md_table(context["rank_table"]) + _md_table(context["metrics_table"])
+    lines += ["## Figures", ""]
+    for figure in context["cross_figures"] + [f for fs in context["task_figures"].values() for f in fs]:
+        if figure.absent:
+            lines += [f"- **{md(figure.title)}**: not drawn: {md(figure.absent)}"]
+        else:
+            lines += [f"![{md(figure.title)}]({figure_folder}/{figure.name}.png)", "",
+                      f"_{md(figure.caption)}_ ([SVG]({figure_folder}/{figure.name}.svg))", ""]
+    lines += ["## Notes and departures", ""] + [f"- {md(n)}" for n in context["departures"]]
+    lines += ["", "## Provenance", "",
+              f"- suites: {md(suites)}",
+              f"- report written by crsbench {md(p.package_version)}; records written by "
+              f"{md(', '.join(p.record_versions) or 'unknown')}",
+              f"- records: {p.record_count}, written {md(p.first_record)} to {md(p.last_record)}",
+              f"- seeds: {md(', '.join(map(str, p.seeds)))}; label fractions: {md(fractions)}",
+              "", "| encoder | revision | fingerprint |", "|---|---|---|"]
+    lines += [f"| {md(e['name'])} | {md(e['revision'])} | {md(e['fingerprint'])} |" for e in p.encoders]
+    lines += ["", "| task | role | dataset | fingerprint | dropped |", "|---|---|---|---|---|"]
+    lines += [f"| {md(d['task'])} | {md(d['role'])} | {md(d['dataset'])} | {md(d['fingerprint'])} | {md(d['dropped'])} |"
+              for d in p.datasets]
+    lines += ["", "| run | started | finished | records written | status |", "|---|---|---|---|---|"]
+    lines += [f"| {md(r['run_id'])} | {md(r['started_at'])} | {md(r['finished_at'])} | {md(r['records_written'])} | "
+              f"{md(r['status'])} |" for r in p.runs]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report, records: pd.DataFrame, out_dir: str | Path, *, results: str | Path | None = None,
+                 predictions=None) -> ReportFiles:
+    """Write report.html, report.md and figures/*.png|svg for a ScoreReport and the records it scored.
+
+    results: the results folder (for the runs, datasets and stored predictions); predictions:
+    per-case predictions, loaded from `results` when not given.
+    """
+    from crsbench.provenance import now
+    from crsbench.records import normalise_keys
+
+    started = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rec = normalise_keys(records)
+    data = ReportData(report, rec, sources.gather(results, rec),
+                      predictions if predictions is not None else load_stored_predictions(results))
+    drawn = draw_figures(data, out / "figures")
+    context = _context(data, drawn, now())
+    html_path, md_path = out / "report.html", out / "report.md"
+    html_path.write_text(_environment().get_template("report.html.j2").render(**context), encoding="utf-8")
+    md_path.write_text(markdown(context, "figures"), encoding="utf-8")
+    return ReportFiles(html_path, md_path, drawn, time.perf_counter() - started)
