@@ -39,7 +39,8 @@ def _embeddings(name: str, cache_root):
 
 
 def _sklearn_probe(x, y, x_val, y_val, x_test, n_classes):
-    """The loop a user would write: scale, fit each C, keep the best validation log-loss."""
+    """The loop a user would write: scale, fit each C, keep the best validation log-loss (float64)."""
+    x, x_val, x_test = (m.astype(np.float64) for m in (x, x_val, x_test))
     scaler = StandardScaler().fit(x)
     best = (np.inf, None, None)
     for c in sorted(DEFAULT_C_GRID):

@@ -80,6 +80,8 @@ def run_unit(
                 "positives_train": positives(data.task_type, y_fit, data.n_classes),
                 "probe_c": probe.summary_c,
                 "probe_val_nll": probe.val_nll,
+                "probe_converged": probe.converged,
+                "probe_grad_norm": probe.grad_norm,
                 "embedding_hash_train": data.train_hash,
                 "embedding_hash_eval": eval_set.embedding_hash,
                 "fit_seconds": fit_seconds,

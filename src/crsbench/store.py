@@ -46,6 +46,8 @@ RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("positives_eval", "TEXT"),
     ("probe_c", "REAL"),
     ("probe_val_nll", "REAL"),
+    ("probe_converged", "INTEGER"),
+    ("probe_grad_norm", "REAL"),
     ("embedding_hash_train", "TEXT"),
     ("embedding_hash_eval", "TEXT"),
     ("crsbench_version", "TEXT"),
