@@ -106,6 +106,7 @@ class FittedProbe:
     val_nll: float
     converged: bool = True
     grad_norm: float = 0.0  # max |gradient| of the objective at the chosen fits, in float64
+    gemm_flops: float = 0.0  # work the solver did in matrix products (for throughput figures)
 
     @property
     def summary_c(self) -> float:
@@ -194,7 +195,7 @@ def _fit_single_label(task_type, z, y, z_val, y_val, n_classes, standardiser, c_
     grad = _checked_gradient(z.astype(np.float64), check_targets, np.full(n, 1.0 / n), l2[best], coef, intercept, batch.link)
     return FittedProbe(
         task_type, n_classes, standardiser, head, coef, intercept, classes, np.zeros(0), [c_values[best]],
-        losses[best], converged=grad <= config.tol, grad_norm=grad,
+        losses[best], converged=grad <= config.tol, grad_norm=grad, gemm_flops=solution.gemm_flops,
     )
 
 
@@ -237,4 +238,5 @@ def _fit_multi_label(z, y, z_val, y_val, n_classes, standardiser, c_values, conf
     return FittedProbe(
         "multi_label", n_classes, standardiser, "multi_label", np.column_stack(coef), np.array(intercept),
         np.array(fitted), constants, chosen, float(np.mean(losses)), converged=grad <= config.tol, grad_norm=grad,
+        gemm_flops=solution.gemm_flops,
     )

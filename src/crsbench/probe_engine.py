@@ -51,6 +51,7 @@ class Solution:
     intercept: np.ndarray  # [P, k]
     grad_norm: np.ndarray  # [P] max |gradient| of F, as the solver last saw it
     iterations: np.ndarray  # [P]
+    gemm_flops: float  # floating-point operations spent in matrix products with the rows
 
 
 def _softmax_terms(logits, targets):
@@ -178,16 +179,18 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
 
     active = torch.arange(n_problems, device=device)
     logits = previous = None
-    step = 0
+    step, flops = 0, 0.0
     while active.numel() and step <= max_iter:
         w, b = state.w[active], state.b[active]
         tw, wt = (targets, weights[:, active]) if batch.link == "softmax" else (targets[:, active], weights[:, active])
         if logits is None or step % RELOGIT_EVERY == 0:
             logits = _from_gemm(rows @ _gemm_layout(w), len(active), k).permute(1, 0, 2) + b
+            flops += 2.0 * rows.numel() * len(active) * k
         proba, residual = terms(logits, tw)
         residual = residual * wt.unsqueeze(-1)
         grad_w = _from_gemm(rows.T @ residual.reshape(len(rows), -1), len(active), k) + l2[active, None, None] * w
         grad_b = residual.sum(0)
+        flops += 2.0 * rows.numel() * len(active) * k
         if previous is not None:  # the batch shrinks only after this, so `previous` matches `active`
             _remember(state, active, previous, grad_w, grad_b)
         norm = _feature_grad_norm(features, grad_w, grad_b)
@@ -211,6 +214,7 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
             dir_w[uphill], dir_b[uphill] = -grad_w[uphill], -grad_b[uphill]
             slope = _dot(dir_w, dir_b, grad_w, grad_b)
         delta = _from_gemm(rows @ _gemm_layout(dir_w), len(active), k).permute(1, 0, 2) + dir_b
+        flops += 2.0 * rows.numel() * len(active) * k
         alpha = _line_search(logits, delta, tw, wt, terms, curvature, l2[active], w, dir_w, slope)
         step_w, step_b = alpha[:, None, None] * dir_w, alpha[:, None] * dir_b
         state.w[active] = w + step_w
@@ -224,7 +228,7 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
         solution_w = torch.einsum("dr,prk->pdk", features.to_features, solution_w)
     return Solution(
         solution_w.double().cpu().numpy(), state.b.double().cpu().numpy(),
-        grad_norm.cpu().numpy(), iterations.cpu().numpy(),
+        grad_norm.cpu().numpy(), iterations.cpu().numpy(), flops,
     )
 
 
