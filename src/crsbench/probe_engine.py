@@ -27,6 +27,7 @@ import torch
 HISTORY = 10  # L-BFGS memory
 COVARIANCE_ROWS = 4096  # rows used to estimate the preconditioner; it need not be exact
 LINE_SEARCH_STEPS = 12
+LINE_SEARCH_TOLERANCE = 1e-3  # |F'(step)| relative to |F'(0)| at which the search stops
 RELOGIT_EVERY = 10  # logits are updated along each step; recomputing them bounds float32 drift
 
 
@@ -54,40 +55,36 @@ class Solution:
     gemm_flops: float  # floating-point operations spent in matrix products with the rows
 
 
-def _softmax_terms(logits, targets):
-    proba = torch.softmax(logits, dim=-1)
-    return proba, proba - targets.unsqueeze(1)
-
-
-def _sigmoid_terms(logits, targets):
-    proba = torch.sigmoid(logits)
-    return proba, proba - targets.unsqueeze(-1)
+def _softmax_proba(logits):  # [P, k, n]: the class axis is not innermost, so its reductions vectorise
+    shifted = (logits - logits.amax(1, keepdim=True)).exp_()
+    return shifted.div_(shifted.sum(1, keepdim=True))
 
 
 def _softmax_curvature(proba, delta):
-    """delta' (diag p - p p') delta, per row and problem."""
-    weighted = (proba * delta).sum(-1)
-    return (proba * delta * delta).sum(-1) - weighted * weighted
+    """delta' (diag p - p p') delta, per problem and row."""
+    moved = proba * delta
+    weighted = moved.sum(1)
+    return (moved * delta).sum(1) - weighted * weighted
 
 
 def _sigmoid_curvature(proba, delta):
-    return (proba * (1 - proba) * delta * delta).sum(-1)
+    return (proba * (1 - proba) * delta * delta).sum(1)
 
 
 def _softmax_scale(proba):
     # mean eigenvalue of diag p - p p' over its k - 1 non-trivial directions
-    k = proba.shape[-1]
-    return (1 - (proba * proba).sum(-1)) / max(k - 1, 1)
+    k = proba.shape[1]
+    return (1 - (proba * proba).sum(1)) / max(k - 1, 1)
 
 
 def _sigmoid_scale(proba):
-    return (proba * (1 - proba)).sum(-1)
+    return (proba * (1 - proba)).sum(1)
 
 
-# link -> (probabilities and residuals, directional curvature, curvature scale for the preconditioner)
+# link -> (probabilities from logits, directional curvature, curvature scale for the preconditioner)
 LINKS = {
-    "softmax": (_softmax_terms, _softmax_curvature, _softmax_scale),
-    "sigmoid": (_sigmoid_terms, _sigmoid_curvature, _sigmoid_scale),
+    "softmax": (_softmax_proba, _softmax_curvature, _softmax_scale),
+    "sigmoid": (torch.sigmoid, _sigmoid_curvature, _sigmoid_scale),
 }
 
 
@@ -127,201 +124,186 @@ class _Features:
     def dim(self) -> int:
         return self.rows.shape[1]
 
-    def rotate_in(self, w):  # [r, m] -> principal coordinates
-        return w if self.eigvecs is None else self.eigvecs.T @ w
+    def rotate_in(self, w):  # [m, r] -> principal coordinates
+        return w if self.eigvecs is None else w @ self.eigvecs
 
-    def rotate_out(self, w):
-        return w if self.eigvecs is None else self.eigvecs @ w
+    def rotate_out(self, v):
+        return v if self.eigvecs is None else v @ self.eigvecs.T
 
-    def feature_gradient(self, grad_w):  # [r, m] in solver space -> standardised feature space
-        return grad_w if self.to_features is None else self.to_features @ grad_w
+    def feature_gradient(self, grad_w):  # [m, r] in solver space -> standardised feature space
+        return grad_w if self.to_features is None else grad_w @ self.to_features.T
 
 
-class _State:
-    """Per-problem L-BFGS state for the problems still in the batch."""
+class _History:
+    """L-BFGS secant pairs per problem, in principal coordinates, flattened to [P, k r + k].
 
-    def __init__(self, n_problems, dim, k, device, dtype):
-        self.w = torch.zeros(n_problems, dim, k, device=device, dtype=dtype)
-        self.b = torch.zeros(n_problems, k, device=device, dtype=dtype)
-        self.s_w = torch.zeros(HISTORY, n_problems, dim, k, device=device, dtype=dtype)
-        self.s_b = torch.zeros(HISTORY, n_problems, k, device=device, dtype=dtype)
-        self.y_w = torch.zeros_like(self.s_w)
-        self.y_b = torch.zeros_like(self.s_b)
+    A ring buffer: slot `newest` holds the latest pair; an unfilled or rejected pair has rho 0 and
+    so drops out of the two-loop recursion without a mask.
+    """
+
+    def __init__(self, n_problems, size, device, dtype):
+        self.s = torch.zeros(HISTORY, n_problems, size, device=device, dtype=dtype)
+        self.y = torch.zeros_like(self.s)
         self.rho = torch.zeros(HISTORY, n_problems, device=device, dtype=dtype)
-        self.filled = torch.zeros(HISTORY, n_problems, dtype=torch.bool, device=device)
+        self.newest = -1
+
+    def add(self, step, change):
+        curvature = torch.linalg.vecdot(step, change)
+        self.newest = (self.newest + 1) % HISTORY
+        self.s[self.newest], self.y[self.newest] = step, change
+        self.rho[self.newest] = torch.where(curvature > 1e-30, 1 / curvature.clamp(min=1e-30), torch.zeros_like(curvature))
+
+    def order(self):  # newest first
+        return [(self.newest - i) % HISTORY for i in range(HISTORY)] if self.newest >= 0 else []
+
+    def keep(self, mask):
+        self.s, self.y, self.rho = self.s[:, mask], self.y[:, mask], self.rho[:, mask]
+
+    def direction(self, gradient, inverse_diagonal):
+        """-H g by the two-loop recursion, the diagonal preconditioner as initial inverse Hessian."""
+        q = -gradient
+        alphas = {}
+        for i in self.order():
+            alphas[i] = self.rho[i] * torch.linalg.vecdot(self.s[i], q)
+            q = torch.addcmul(q, alphas[i][:, None], self.y[i], value=-1)
+        r = q * inverse_diagonal
+        if self.newest >= 0:
+            # rescale the preconditioner by the latest secant pair, as plain L-BFGS does with the identity
+            s0, y0 = self.s[self.newest], self.y[self.newest]
+            gamma = torch.linalg.vecdot(s0, y0) / torch.linalg.vecdot(y0, y0 * inverse_diagonal).clamp(min=1e-30)
+            gamma = torch.where(self.rho[self.newest] > 0, gamma, torch.ones_like(gamma))
+            r = r * gamma[:, None]
+        for i in reversed(self.order()):
+            beta = self.rho[i] * torch.linalg.vecdot(self.y[i], r)
+            r = torch.addcmul(r, (alphas[i] - beta)[:, None], self.s[i])
+        return r
 
 
-def _gemm_layout(w):  # [P, r, k] -> [r, P*k]
-    return w.permute(1, 0, 2).reshape(w.shape[1], -1)
-
-
-def _from_gemm(m, n_problems, k):  # [r, P*k] -> [P, r, k]
-    return m.reshape(m.shape[0], n_problems, k).permute(1, 0, 2)
-
-
-def _dot(a_w, a_b, c_w, c_b):
-    return (a_w * c_w).sum((-2, -1)) + (a_b * c_b).sum(-1)
+def _as_problem_major(array, device, dtype):  # [n, P] -> [P, 1, n]
+    return torch.as_tensor(np.ascontiguousarray(np.asarray(array).T), device=device, dtype=dtype)[:, None, :]
 
 
 def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, dtype=torch.float32) -> Solution:
-    """Minimise every problem of `batch` on standardised rows `z` [n, d]; stop each at max |grad| <= tol."""
+    """Minimise every problem of `batch` on standardised rows `z` [n, d]; stop each at max |grad| <= tol.
+
+    Layout: weights [P, k, r], logits [P, k, n], so the class axis never sits innermost and the
+    logits of every problem come from one matrix product with the rows.
+    """
     device = torch.device(device or default_device())
-    terms, curvature, scale_of = LINKS[batch.link]
+    proba_of, curvature, scale_of = LINKS[batch.link]
     features = _Features(z, device, dtype)
     rows, n_problems, k = features.rows, len(batch.l2), batch.n_outputs
-    targets = torch.as_tensor(batch.targets, device=device, dtype=dtype)
-    weights = torch.as_tensor(batch.row_weights, device=device, dtype=dtype)
+    n, r = rows.shape
+    rows_t = rows.T.contiguous()
+    if batch.link == "softmax":
+        targets = torch.as_tensor(np.ascontiguousarray(batch.targets.T), device=device, dtype=dtype)[None]  # [1, k, n]
+    else:
+        targets = _as_problem_major(batch.targets, device, dtype)  # [P, 1, n]
+    weights = _as_problem_major(batch.row_weights, device, dtype)
     l2 = torch.as_tensor(batch.l2, device=device, dtype=dtype)
-    state = _State(n_problems, features.dim, k, device, dtype)
-    grad_norm = torch.full((n_problems,), float("inf"), dtype=torch.float64, device=device)
-    iterations = torch.zeros(n_problems, dtype=torch.long, device=device)
-    _initialise_intercepts(state, batch, targets, weights)
+    eigvals = features.eigvals
 
-    active = torch.arange(n_problems, device=device)
-    logits = previous = None
-    step, flops = 0, 0.0
-    while active.numel() and step <= max_iter:
-        w, b = state.w[active], state.b[active]
-        tw, wt = (targets, weights[:, active]) if batch.link == "softmax" else (targets[:, active], weights[:, active])
-        if logits is None or step % RELOGIT_EVERY == 0:
-            logits = _from_gemm(rows @ _gemm_layout(w), len(active), k).permute(1, 0, 2) + b
-            flops += 2.0 * rows.numel() * len(active) * k
-        proba, residual = terms(logits, tw)
-        residual = residual * wt.unsqueeze(-1)
-        grad_w = _from_gemm(rows.T @ residual.reshape(len(rows), -1), len(active), k) + l2[active, None, None] * w
-        grad_b = residual.sum(0)
-        flops += 2.0 * rows.numel() * len(active) * k
-        if previous is not None:  # the batch shrinks only after this, so `previous` matches `active`
-            _remember(state, active, previous, grad_w, grad_b)
-        norm = _feature_grad_norm(features, grad_w, grad_b)
+    w = torch.zeros(n_problems, k, r, device=device, dtype=dtype)
+    b = _initial_intercepts(batch, targets, weights)
+    out_w, out_b = torch.zeros_like(w), b.clone()
+    grad_norm = np.full(n_problems, np.inf)
+    iterations = np.zeros(n_problems, dtype=np.int64)
+    active = np.arange(n_problems)
+    history = _History(n_problems, k * r + k, device, dtype)
+    logits = b[:, :, None].expand(n_problems, k, n).contiguous()
+    proba = proba_of(logits)
+    previous_gradient = step_v = None
+    flops, step = 0.0, 0
+    while True:
+        residual = (proba - targets) * weights  # [P, k, n]
+        p = len(active)
+        grad_w = (residual.reshape(p * k, n) @ rows).reshape(p, k, r) + l2[:, None, None] * w
+        grad_b = residual.sum(-1)
+        flops += 2.0 * n * r * p * k
+        gradient = torch.cat([features.rotate_in(grad_w.reshape(p * k, r)).reshape(p, k * r), grad_b], 1)
+        if previous_gradient is not None:
+            history.add(step_v, gradient - previous_gradient)
+        in_features = features.feature_gradient(grad_w.reshape(p * k, r)).reshape(p, -1)
+        norm = torch.maximum(in_features.abs().amax(-1), grad_b.abs().amax(-1)).double().cpu().numpy()
         grad_norm[active] = norm
         done = (norm <= tol) | (iterations[active] >= max_iter)
         if done.any():
-            keep = ~done
-            active, logits, proba, grad_w, grad_b, wt = (
-                active[keep], logits[:, keep], proba[:, keep], grad_w[keep], grad_b[keep], wt[:, keep]
-            )
-            tw = tw if batch.link == "softmax" else tw[:, keep]
-            if not active.numel():
+            finished, keep = torch.as_tensor(done, device=device), torch.as_tensor(~done, device=device)
+            out_w[active[done]], out_b[active[done]] = w[finished], b[finished]
+            active = active[~done]
+            if not len(active):
                 break
-            w, b = state.w[active], state.b[active]
-        scale = (scale_of(proba) * wt).sum(0)  # curvature per unit variance of a feature, per problem
-        dir_w, dir_b = _direction(state, active, features, grad_w, grad_b, scale, l2[active])
-        slope = _dot(dir_w, dir_b, grad_w, grad_b)
+            w, b, l2 = w[keep], b[keep], l2[keep]
+            logits, proba, residual, gradient = logits[keep], proba[keep], residual[keep], gradient[keep]
+            weights = weights[keep]
+            targets = targets if batch.link == "softmax" else targets[keep]
+            history.keep(keep)
+            p = len(active)
+        # preconditioner: curvature per unit variance of a feature, per problem, times the rows' spectrum
+        scale = (scale_of(proba) * weights[:, 0]).sum(-1)
+        diag_w = (scale[:, None] * eigvals[None, :] + l2[:, None])[:, None, :].expand(p, k, r).reshape(p, k * r)
+        diag_b = scale.clamp(min=1e-12)[:, None].expand(p, k)
+        direction = history.direction(gradient, 1 / torch.cat([diag_w, diag_b], 1))
+        slope = torch.linalg.vecdot(direction, gradient)
         uphill = slope >= 0  # float32 noise can spoil the quasi-Newton direction: fall back to gradient
-        if uphill.any():
-            state.filled[:, active[uphill]] = False
-            dir_w[uphill], dir_b[uphill] = -grad_w[uphill], -grad_b[uphill]
-            slope = _dot(dir_w, dir_b, grad_w, grad_b)
-        delta = _from_gemm(rows @ _gemm_layout(dir_w), len(active), k).permute(1, 0, 2) + dir_b
-        flops += 2.0 * rows.numel() * len(active) * k
-        alpha = _line_search(logits, delta, tw, wt, terms, curvature, l2[active], w, dir_w, slope)
-        step_w, step_b = alpha[:, None, None] * dir_w, alpha[:, None] * dir_b
-        state.w[active] = w + step_w
-        state.b[active] = b + step_b
-        logits = logits + alpha[None, :, None] * delta
-        previous = (step_w, step_b, grad_w, grad_b)
+        if bool(uphill.any()):
+            history.rho[:, uphill] = 0
+            direction[uphill] = -gradient[uphill]
+            slope = torch.linalg.vecdot(direction, gradient)
+        dir_w = features.rotate_out(direction[:, : k * r].reshape(p * k, r)).reshape(p, k, r)
+        dir_b = direction[:, k * r :]
+        delta = (dir_w.reshape(p * k, r) @ rows_t).reshape(p, k, n) + dir_b[:, :, None]
+        flops += 2.0 * n * r * p * k
+        alpha, logits, proba = _line_search(logits, delta, targets, weights, proba_of, curvature, l2, w, dir_w, slope)
+        w = w + alpha[:, None, None] * dir_w
+        b = b + alpha[:, None] * dir_b
+        step_v = alpha[:, None] * direction
+        previous_gradient = gradient
         iterations[active] += 1
         step += 1
-    solution_w = state.w
+        if step % RELOGIT_EVERY == 0:
+            logits = (w.reshape(p * k, r) @ rows_t).reshape(p, k, n) + b[:, :, None]
+            proba = proba_of(logits)
+            flops += 2.0 * n * r * p * k
+    solution_w = out_w.permute(0, 2, 1)  # [P, r, k]
     if features.to_features is not None:
         solution_w = torch.einsum("dr,prk->pdk", features.to_features, solution_w)
-    return Solution(
-        solution_w.double().cpu().numpy(), state.b.double().cpu().numpy(),
-        grad_norm.cpu().numpy(), iterations.cpu().numpy(), flops,
-    )
+    return Solution(solution_w.double().cpu().numpy(), out_b.double().cpu().numpy(), grad_norm, iterations, flops)
 
 
-def _initialise_intercepts(state, batch, targets, weights):
-    """Start from the weighted class frequencies: the optimum when every weight is zero."""
+def _initial_intercepts(batch, targets, weights):
+    """The weighted class frequencies: the optimum when every weight is zero."""
     if batch.link == "softmax":
-        prior = (weights[:, :1] * targets).sum(0).clamp(min=1e-6)
-        state.b[:] = (prior.log() - prior.log().mean())
-    else:
-        prior = (weights * targets).sum(0).clamp(1e-6, 1 - 1e-6)
-        state.b[:, 0] = (prior / (1 - prior)).log()
+        prior = (weights[:, 0, None, :] * targets).sum(-1).clamp(min=1e-6)  # [P, k]
+        return prior.log() - prior.log().mean(1, keepdim=True)
+    prior = (weights[:, 0] * targets[:, 0]).sum(-1).clamp(1e-6, 1 - 1e-6)
+    return (prior / (1 - prior)).log()[:, None]
 
 
-def _feature_grad_norm(features, grad_w, grad_b):
-    per_problem = _gemm_layout(grad_w)
-    in_features = features.feature_gradient(per_problem)
-    in_features = _from_gemm(in_features, grad_w.shape[0], grad_w.shape[2])
-    return torch.maximum(in_features.abs().amax((-2, -1)), grad_b.abs().amax(-1)).double()
-
-
-def _remember(state, active, previous, grad_w, grad_b):
-    step_w, step_b, old_w, old_b = previous
-    y_w, y_b = grad_w - old_w, grad_b - old_b
-    curvature = _dot(step_w, step_b, y_w, y_b)
-    good = curvature > 1e-30
-    state.s_w[:, active] = torch.roll(state.s_w[:, active], 1, 0)
-    state.s_b[:, active] = torch.roll(state.s_b[:, active], 1, 0)
-    state.y_w[:, active] = torch.roll(state.y_w[:, active], 1, 0)
-    state.y_b[:, active] = torch.roll(state.y_b[:, active], 1, 0)
-    state.rho[:, active] = torch.roll(state.rho[:, active], 1, 0)
-    state.filled[:, active] = torch.roll(state.filled[:, active], 1, 0)
-    state.s_w[0, active], state.s_b[0, active] = step_w, step_b
-    state.y_w[0, active], state.y_b[0, active] = y_w, y_b
-    state.rho[0, active] = torch.where(good, 1 / curvature.clamp(min=1e-30), torch.zeros_like(curvature))
-    state.filled[0, active] = good
-
-
-def _precondition(features, vec_w, vec_b, scale, l2):
-    """Approximate inverse Hessian: diagonal in the eigenbasis of the rows' second moments."""
-    n_problems, _, k = vec_w.shape
-    rotated = _from_gemm(features.rotate_in(_gemm_layout(vec_w)), n_problems, k)
-    diagonal = scale[:, None] * features.eigvals[None, :] + l2[:, None]  # [P, r]
-    rotated = rotated / diagonal[:, :, None]
-    out_w = _from_gemm(features.rotate_out(_gemm_layout(rotated)), n_problems, k)
-    return out_w, vec_b / scale.clamp(min=1e-12)[:, None]
-
-
-def _direction(state, active, features, grad_w, grad_b, scale, l2):
-    """L-BFGS two-loop recursion, batched over problems, with the preconditioner as initial inverse Hessian."""
-    s_w, s_b, y_w, y_b = state.s_w[:, active], state.s_b[:, active], state.y_w[:, active], state.y_b[:, active]
-    rho, filled = state.rho[:, active], state.filled[:, active]
-    q_w, q_b = -grad_w, -grad_b
-    alphas = []
-    for i in range(HISTORY):
-        a = torch.where(filled[i], rho[i] * _dot(s_w[i], s_b[i], q_w, q_b), torch.zeros_like(rho[i]))
-        q_w, q_b = q_w - a[:, None, None] * y_w[i], q_b - a[:, None] * y_b[i]
-        alphas.append(a)
-    r_w, r_b = _precondition(features, q_w, q_b, scale, l2)
-    if filled[0].any():
-        # rescale the preconditioner by the latest secant pair, as plain L-BFGS does with the identity
-        h_y_w, h_y_b = _precondition(features, y_w[0], y_b[0], scale, l2)
-        gamma = _dot(s_w[0], s_b[0], y_w[0], y_b[0]) / _dot(y_w[0], y_b[0], h_y_w, h_y_b).clamp(min=1e-30)
-        gamma = torch.where(filled[0], gamma, torch.ones_like(gamma))
-        r_w, r_b = gamma[:, None, None] * r_w, gamma[:, None] * r_b
-    for i in reversed(range(HISTORY)):
-        beta = torch.where(filled[i], rho[i] * _dot(y_w[i], y_b[i], r_w, r_b), torch.zeros_like(rho[i]))
-        coeff = alphas[i] - beta
-        r_w, r_b = r_w + coeff[:, None, None] * s_w[i], r_b + coeff[:, None] * s_b[i]
-    return r_w, r_b
-
-
-def _line_search(logits, delta, targets, weights, terms, curvature, l2, w, dir_w, slope):
+def _line_search(logits, delta, targets, weights, proba_of, curvature, l2, w, dir_w, slope):
     """Newton's method on the derivative of F along the direction, safeguarded by a bracket.
 
     F is convex along any line, so its derivative is increasing: the bracket [low, high] always holds
     the minimiser. Only derivatives are used; float32 resolves them where it cannot resolve F's changes.
+    Returns the step and the logits and probabilities there, which the next gradient reuses.
     """
-    w_dot_d = (w * dir_w).sum((-2, -1))
-    d_dot_d = (dir_w * dir_w).sum((-2, -1))
+    w_dot_d = torch.linalg.vecdot(w.flatten(1), dir_w.flatten(1))
+    d_dot_d = torch.linalg.vecdot(dir_w.flatten(1), dir_w.flatten(1))
+    row_weights = weights[:, 0]
     alpha = torch.ones_like(slope)
     low, high = torch.zeros_like(slope), torch.full_like(slope, float("inf"))
-    for _ in range(LINE_SEARCH_STEPS):
-        moved = logits + alpha[None, :, None] * delta
-        proba, residual = terms(moved, targets)
-        derivative = ((residual * delta).sum(-1) * weights).sum(0) + l2 * (w_dot_d + alpha * d_dot_d)
-        second = (curvature(proba, delta) * weights).sum(0) + l2 * d_dot_d
-        if bool((derivative.abs() <= 1e-3 * slope.abs()).all()):
+    for attempt in range(LINE_SEARCH_STEPS):
+        moved = torch.addcmul(logits, alpha[:, None, None], delta)
+        proba = proba_of(moved)
+        derivative = (((proba - targets) * delta).sum(1) * row_weights).sum(-1) + l2 * (w_dot_d + alpha * d_dot_d)
+        finished = derivative.abs() <= LINE_SEARCH_TOLERANCE * slope.abs()
+        if bool(finished.all()) or attempt == LINE_SEARCH_STEPS - 1:
             break
+        second = (curvature(proba, delta) * row_weights).sum(-1) + l2 * d_dot_d
         low = torch.where(derivative < 0, alpha, low)
         high = torch.where(derivative > 0, alpha, high)
         newton = alpha - derivative / second.clamp(min=1e-30)
         inside = (newton > low) & (newton < high)
         fallback = torch.where(torch.isinf(high), 2 * low.clamp(min=alpha), (low + high) / 2)
-        finished = derivative.abs() <= 1e-3 * slope.abs()
         alpha = torch.where(finished, alpha, torch.where(inside, newton, fallback))
-    return alpha
+    return alpha, moved, proba
