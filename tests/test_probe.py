@@ -101,3 +101,12 @@ def test_label_with_one_class_in_training_predicts_its_prevalence():
     y[:, 0] = x[:, 0] > 0
     probe = fit_probe("multi_label", x[:40], y[:40], x[40:], y[40:], 2, ProbeConfig(c_grid=(1.0,)))
     assert np.all(probe.predict_proba(x[40:])[:, 1] == 0.0)
+
+
+def test_probe_fingerprint_names_the_solver(monkeypatch):
+    # records of a different solver must not share keys with this one's
+    import crsbench.probe as probe_module
+
+    before = ProbeConfig().fingerprint()
+    monkeypatch.setattr(probe_module, "SOLVER", "another-solver")
+    assert ProbeConfig().fingerprint() != before

@@ -26,6 +26,9 @@ DEFAULT_C_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 SOLVER_MARGIN = 0.01
 # float32 resolves the gradient of a mean loss to about 1e-8; a tighter stopping point needs float64
 FLOAT32_GRADIENT_FLOOR = 1e-7
+# Part of the probe fingerprint, so record keys change with the solver: the batched float32 engine's
+# probabilities differ slightly from those of the former float64 scikit-learn probe.
+SOLVER = "batched-lbfgs-1"
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class ProbeConfig:
     tol: float = 1e-4
 
     def fingerprint(self) -> str:
-        return sha256_of("probe", json.dumps([list(self.c_grid), self.max_iter, self.tol]))[:16]
+        return sha256_of("probe", json.dumps([list(self.c_grid), self.max_iter, self.tol, SOLVER]))[:16]
 
 
 @dataclass
