@@ -9,9 +9,12 @@ problem. Masked rows (NaN labels of a multi-label task) carry zero weight.
 Solver: L-BFGS with
   - a preconditioner from the training rows' second moments: in the eigenbasis of z'z/n the
     Hessian is close to diagonal, c * eigenvalue + 1/(C n), so one eigendecomposition serves every C;
-  - an exact line search: a linear model's logits move linearly along a search direction, so after
-    one product z @ direction the line search is elementwise work, and it uses derivatives only,
-    which float32 resolves where function differences would not;
+  - a line search on the derivative: a linear model's logits move linearly along a search direction,
+    so after one product z @ direction the search is elementwise work; it uses derivatives only, which
+    float32 resolves where function differences would not, and hands its last probabilities to the
+    next gradient;
+  - the layout [problem, class, row], so the class axis is never the innermost one that the
+    softmax reduces over, and every problem's logits come from one product with the rows;
   - converged problems leave the batch, so the weakly regularised ones do not pay for the rest.
 When d > n the rows span at most n directions and the optimum lies in their span (representer
 theorem), so the problem is solved in that basis: exact, and much smaller at low label fractions.
