@@ -33,14 +33,40 @@ def test_multinomial_probe_matches_sklearn_at_chosen_c(n, d):
     np.testing.assert_allclose(probe.predict_proba(x_val), expected, atol=2e-4)
 
 
-def test_projection_onto_training_rows_is_exact():
-    x, y = _blobs(30, 120, 2, seed=1)
-    standardiser = Standardiser.fit(x)
-    assert standardiser.basis is not None and standardiser.basis.shape[1] <= 30
-    z_full = (x - standardiser.mean) / standardiser.scale
-    z_projected = standardiser.transform(x)
-    # inner products between training rows survive the projection: the loss cannot tell them apart
-    np.testing.assert_allclose(z_projected @ z_projected.T, z_full @ z_full.T, atol=1e-8)
+def test_fit_in_the_row_span_when_d_exceeds_n_matches_sklearn_in_full_dimension():
+    # representer theorem: with d > n the optimum lies in the training rows' span, so solving there is exact
+    x, y = _blobs(90, 300, 2, seed=1, signal=0.2)
+    x_tr, y_tr, x_val, y_val = x[:30], y[:30], x[30:], y[30:]
+    probe = fit_probe("single_label", x_tr, y_tr, x_val, y_val, 2, ProbeConfig(c_grid=(0.01, 1.0), tol=1e-8, max_iter=5000), device="cpu")
+    assert probe.converged and probe.grad_norm <= 1e-8
+    scaler = StandardScaler().fit(x_tr)
+    reference = LogisticRegression(C=probe.chosen_c[0], tol=1e-10, max_iter=10000).fit(scaler.transform(x_tr), y_tr)
+    np.testing.assert_allclose(probe.predict_proba(x_val), reference.predict_proba(scaler.transform(x_val)), atol=1e-5)
+
+
+def test_float32_engine_at_default_tolerance_matches_converged_sklearn():
+    x, y = _blobs(900, 64, 4, seed=7, signal=0.4)
+    x = x.astype(np.float32)
+    probe = fit_probe("single_label", x[:600], y[:600], x[600:], y[600:], 4, ProbeConfig(), device="cpu")
+    assert probe.converged and probe.grad_norm <= 1e-4
+    scaler = StandardScaler().fit(x[:600].astype(np.float64))
+    reference = LogisticRegression(C=probe.chosen_c[0], tol=1e-10, max_iter=10000)
+    reference.fit(scaler.transform(x[:600].astype(np.float64)), y[:600])
+    expected = reference.predict_proba(scaler.transform(x[600:].astype(np.float64)))
+    np.testing.assert_allclose(probe.predict_proba(x[600:]), expected, atol=1e-3)
+
+
+def test_non_convergence_is_reported_not_hidden():
+    x, y = _blobs(300, 40, 3, seed=2, signal=0.5)
+    probe = fit_probe("single_label", x[:200], y[:200], x[200:], y[200:], 3, ProbeConfig(c_grid=(10.0,), max_iter=2, tol=1e-6), device="cpu")
+    assert not probe.converged
+    assert probe.grad_norm > 1e-6
+
+
+def test_single_class_training_subset_is_a_clear_error():
+    x = np.random.default_rng(0).normal(size=(10, 3))
+    with pytest.raises(ValueError, match="two classes"):
+        fit_probe("single_label", x, np.zeros(10, int), x, np.zeros(10, int), 2, device="cpu")
 
 
 def test_constant_feature_is_left_unscaled():
@@ -75,3 +101,12 @@ def test_label_with_one_class_in_training_predicts_its_prevalence():
     y[:, 0] = x[:, 0] > 0
     probe = fit_probe("multi_label", x[:40], y[:40], x[40:], y[40:], 2, ProbeConfig(c_grid=(1.0,)))
     assert np.all(probe.predict_proba(x[40:])[:, 1] == 0.0)
+
+
+def test_probe_fingerprint_names_the_solver(monkeypatch):
+    # records of a different solver must not share keys with this one's
+    import crsbench.probe as probe_module
+
+    before = ProbeConfig().fingerprint()
+    monkeypatch.setattr(probe_module, "SOLVER", "another-solver")
+    assert ProbeConfig().fingerprint() != before

@@ -93,6 +93,8 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> dic
         "positives_train": fitted.positives_train,
         "probe_c": fitted.probe.summary_c,
         "probe_val_nll": fitted.probe.val_nll,
+        "probe_converged": fitted.probe.converged,
+        "probe_grad_norm": fitted.probe.grad_norm,
         "embedding_hash_train": fitted.train_hash,
         "embedding_hash_eval": eval_set.embedding_hash,
         "fit_seconds": fitted.fit_seconds,

@@ -81,6 +81,11 @@ class RunRecord(BaseModel):
     positives_eval: Optional[list[int]] = _column("positives per class in the evaluation set", unit="examples", role="detail")
     probe_c: Optional[float] = _column("chosen inverse L2 strength")
     probe_val_nll: Optional[float] = _column("validation log-loss at the chosen strength", unit="nats per example")
+    probe_converged: Optional[bool] = _column(
+        "the chosen fit's largest gradient entry is within the probe tolerance; false = not converged (see"
+        " probe_grad_norm)"
+    )
+    probe_grad_norm: Optional[float] = _column("largest absolute gradient entry of the chosen fit, in float64")
     probe_fingerprint: Optional[str] = _column(
         "hash of the probe settings (C grid, iterations, tolerance); null in records written before it existed",
         role="identity",
@@ -105,7 +110,7 @@ class RunRecord(BaseModel):
 
 
 def _base_type(annotation: Any) -> Any:
-    """int, float, str, list or a Literal's str, with Optional removed."""
+    """int, float, bool, str, list or a Literal's str, with Optional removed."""
     args = [a for a in get_args(annotation) if a is not type(None)]
     if get_origin(annotation) is Literal:
         return str
@@ -114,8 +119,8 @@ def _base_type(annotation: Any) -> Any:
     return get_origin(annotation) or annotation
 
 
-_SQL = {str: "TEXT", int: "INTEGER", float: "REAL", list: "TEXT"}
-_DOC_TYPE = {str: "text", int: "int", float: "real", list: "text (JSON list)"}
+_SQL = {str: "TEXT", int: "INTEGER", float: "REAL", bool: "INTEGER", list: "TEXT"}
+_DOC_TYPE = {str: "text", int: "int", float: "real", bool: "int (0/1)", list: "text (JSON list)"}
 
 
 def _extra(name: str) -> dict[str, Any]:

@@ -1,0 +1,184 @@
+"""Probe phase speed: the batched engine against a plain scikit-learn loop, same data, same run.
+
+Synthetic embeddings of realistic shape (a power-law spectrum, correlated features) for three tasks:
+an 8-class and a 5-class single-label task and a 5-label multi-label task with missing labels,
+d 512-1,024, n_train up to 20,000. One encoder's probe phase is the grid 5 seeds x 6 label fractions
+per task (the full-label fit shared by the seeds, as the pipeline memoises it), each fit evaluated on
+the clean test set, and at full labels on 1 clean + 60 perturbed conditions.
+  - engine: fit_probe over that grid, evaluations included; throughput against float32 GEMM;
+  - scikit-learn: StandardScaler + LogisticRegression per C, C on validation log-loss, on a subsample
+    of the grid's fits; the engine is timed on the very same fits for the speed-up.
+The published probe phase (15 encoders x 3 tasks x 5 seeds x 6 fractions) is extrapolated from the
+engine's grid time. Embeddings are memory-mapped from disk, as the cache serves them.
+Run: python benchmarks/probe_speed.py [--quick] [--threads N] [--device cpu|cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+
+from crsbench import metrics
+from crsbench.probe import DEFAULT_C_GRID, ProbeConfig, fit_probe
+from crsbench.subsets import fraction_subset
+
+TASKS = (("dermatology-8", "single_label", 8, 768), ("ophthalmology-5", "single_label", 5, 512), ("cxr-5", "multi_label", 5, 1024))
+SEEDS, FRACTIONS = (0, 1, 2, 3, 4), (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
+PERTURBED_CONDITIONS, PUBLISHED_ENCODERS = 60, 15
+
+
+def synthetic_task(kind: str, k: int, d: int, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Embeddings with a decaying spectrum and a weak class signal spread over many directions."""
+    rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    spectrum = np.arange(1, d + 1) ** -0.7
+    if kind == "multi_label":
+        latent = rng.normal(size=(n, d))
+        scores = latent[:, :k] * 0.8 + latent[:, k : 2 * k] * 0.4 + rng.normal(size=(n, k))
+        y = (scores > 0.6).astype(np.float32)
+        y[rng.random(y.shape) < 0.1] = np.nan  # uncertain labels, masked
+    else:
+        y = rng.integers(0, k, n)
+        latent = rng.normal(size=(k, d))[y] * 0.35 + rng.normal(size=(n, d))
+    x = np.maximum((latent * spectrum) @ rotation.T * 3 + 0.5, 0) + 0.05 * rng.normal(size=(n, d))  # post-activation
+    return x.astype(np.float32), y
+
+
+def memory_mapped(folder: Path, name: str, matrix: np.ndarray) -> np.ndarray:
+    np.save(folder / f"{name}.npy", matrix)
+    return np.load(folder / f"{name}.npy", mmap_mode="r")
+
+
+def sklearn_probe(task_type, x, y, x_val, y_val, n_classes, config):
+    """The loop a user would write, per label for multi-label tasks."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import log_loss
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(x)
+    z, z_val = scaler.transform(x), scaler.transform(x_val)
+    columns = range(y.shape[1]) if task_type == "multi_label" else [None]
+    for j in columns:
+        seen = np.ones(len(y), bool) if j is None else ~np.isnan(y[:, j])
+        seen_val = np.ones(len(y_val), bool) if j is None else ~np.isnan(y_val[:, j])
+        yj, yj_val = (y, y_val) if j is None else (y[seen, j], y_val[seen_val, j])
+        best = np.inf
+        for c in sorted(config.c_grid):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model = LogisticRegression(C=c, max_iter=config.max_iter, tol=config.tol).fit(z[seen], yj.astype(int))
+            best = min(best, log_loss(yj_val.astype(int), model.predict_proba(z_val[seen_val]), labels=model.classes_))
+
+
+def gemm_gflops(n: int, d: int, device) -> float:
+    a = torch.randn(n, d, device=device)
+    b = torch.randn(d, d, device=device)
+    a @ b
+    started, repeats = time.perf_counter(), 3
+    for _ in range(repeats):
+        a @ b
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return 2.0 * n * d * d * repeats / (time.perf_counter() - started) / 1e9
+
+
+def units(task_type, y, name, seeds):
+    """(seed, fraction, subset) per fit, the full-label fit once: every seed draws the whole split."""
+    for fraction in FRACTIONS:
+        for seed in seeds if fraction < 1.0 else seeds[:1]:
+            yield seed, fraction, fraction_subset(task_type, y, name, seed, fraction)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller training sets, one seed on the grid")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads for both solvers")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    n_train, n_eval = (5_000, 1_000) if args.quick else (20_000, 2_000)
+    seeds = SEEDS[:1] if args.quick else SEEDS
+    sklearn_fractions = (0.1, 1.0) if args.quick else (0.05, 0.25, 1.0)
+    config = ProbeConfig(DEFAULT_C_GRID)
+    rng = np.random.default_rng(0)
+    folder = Path(tempfile.mkdtemp(prefix="probe_speed_"))
+    print(f"device {args.device}, {args.threads} thread(s), n_train {n_train}, seeds on the grid {len(seeds)}")
+
+    with threadpool_limits(args.threads):
+        peak_gflops = gemm_gflops(n_train, 1024, args.device)
+        print(f"float32 GEMM ({n_train} x 1024 x 1024): {peak_gflops:.1f} GFLOP/s")
+        grid_seconds, fit_total, grid_flops, engine_same, sklearn_same, fits = 0.0, 0.0, 0.0, 0.0, 0.0, 0
+        data = {}
+        for name, task_type, k, d in TASKS:
+            x, y = synthetic_task(task_type, k, d, n_train + 2 * n_eval, rng)
+            x_mm = memory_mapped(folder, name, x)
+            del x
+            split = {"train": slice(0, n_train), "val": slice(n_train, n_train + n_eval), "test": slice(n_train + n_eval, None)}
+            data[name] = (task_type, k, x_mm, y, split)
+            x_val, y_val = np.asarray(x_mm[split["val"]]), y[split["val"]]
+            x_test, y_test = np.asarray(x_mm[split["test"]]), y[split["test"]]
+            y_train = y[split["train"]]
+            task_fits, task_seconds = 0, 0.0
+            for seed, fraction, subset in units(task_type, y_train, name, seeds):
+                started = time.perf_counter()
+                probe = fit_probe(task_type, x_mm[subset], y_train[subset], x_val, y_val, k, config, args.device)
+                fit_seconds = time.perf_counter() - started
+                grid_flops += probe.gemm_flops * (len(SEEDS) / len(seeds) if fraction < 1.0 else 1)
+                started = time.perf_counter()
+                for condition in range(1 + PERTURBED_CONDITIONS * (fraction == 1.0)):
+                    shifted = x_test if condition == 0 else x_test * np.float32(1 - 0.002 * condition)
+                    metrics.evaluate(task_type, y_test, probe.predict_proba(shifted))
+                eval_seconds = time.perf_counter() - started
+                # the grid's other seeds: their own fits below full labels; at full labels one shared
+                # fit, but every seed's records are evaluated
+                if fraction < 1.0:
+                    task_seconds += (fit_seconds + eval_seconds) * len(SEEDS) / len(seeds)
+                    fit_total += fit_seconds * len(SEEDS) / len(seeds)
+                else:
+                    task_seconds += fit_seconds + eval_seconds * len(SEEDS)
+                    fit_total += fit_seconds
+                task_fits += 1
+                if not probe.converged:
+                    print(f"  {name} seed {seed} fraction {fraction}: not converged (gradient {probe.grad_norm:.1e})")
+            grid_seconds += task_seconds
+            print(f"engine grid {name} (d={d}): {task_fits} fits, the 5-seed grid with evaluations in {task_seconds:.1f} s")
+            fits += task_fits
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+        for name, (task_type, k, x_mm, y, split) in data.items():
+            x_val, y_val = np.asarray(x_mm[split["val"]]), y[split["val"]]
+            y_train = y[split["train"]]
+            for fraction in sklearn_fractions:
+                subset = fraction_subset(task_type, y_train, name, 0, fraction)
+                x_fit = np.asarray(x_mm[subset])
+                started = time.perf_counter()
+                fit_probe(task_type, x_fit, y_train[subset], x_val, y_val, k, config, args.device)
+                engine_seconds = time.perf_counter() - started
+                started = time.perf_counter()
+                sklearn_probe(task_type, x_fit, y_train[subset], x_val, y_val, k, config)
+                sklearn_seconds = time.perf_counter() - started
+                engine_same += engine_seconds
+                sklearn_same += sklearn_seconds
+                print(f"same fit {name} fraction {fraction} (n={len(subset)}): engine {engine_seconds:.2f} s, scikit-learn {sklearn_seconds:.2f} s")
+
+    published = grid_seconds * PUBLISHED_ENCODERS
+    # throughput over the fits alone: the evaluations do no work in the solver's matrix products
+    achieved = grid_flops / fit_total / 1e9 if fit_total else float("nan")
+    print(f"engine fits on the grid: {fit_total:.1f} s of {grid_seconds:.1f} s (the rest: evaluations)")
+    print(f"engine throughput in its fits: {achieved:.2f} GFLOP/s in matrix products = {100 * achieved / peak_gflops:.1f}% of GEMM")
+    print(f"peak memory of the probe phase (max RSS): {peak_mb:.0f} MB")
+    scale = "" if not args.quick else f" (at n_train {n_train}; run without --quick for 20,000)"
+    print(f"extrapolated published probe phase ({PUBLISHED_ENCODERS} encoders x 3 tasks x 5 seeds x 6 fractions): {published / 60:.1f} min{scale}")
+    print(f"speed-up vs scikit-learn: {sklearn_same / engine_same:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""Batched L2 logistic regression: every C of a grid (and every label of a multi-label task) solved as
+one problem in torch, float32 BLAS on the GPU when there is one, the CPU otherwise.
+
+The objective is scikit-learn's, problem by problem: with n the number of rows a problem sees,
+    F(W, b) = (1/n) sum_i loss_i(z_i W + b) + ||W||^2 / (2 C n),
+intercept unpenalised; softmax loss over the classes present (multinomial), or one sigmoid per
+problem. Masked rows (NaN labels of a multi-label task) carry zero weight.
+
+Solver: L-BFGS with
+  - a preconditioner from the training rows' second moments: in the eigenbasis of z'z/n the
+    Hessian is close to diagonal, c * eigenvalue + 1/(C n), so one eigendecomposition serves every C;
+  - a line search on the derivative: a linear model's logits move linearly along a search direction,
+    so after one product z @ direction the search is elementwise work; it uses derivatives only, which
+    float32 resolves where function differences would not, and hands its last probabilities to the
+    next gradient;
+  - the layout [problem, class, row], so the class axis is never the innermost one that the
+    softmax reduces over, and every problem's logits come from one product with the rows;
+  - converged problems leave the batch, so the weakly regularised ones do not pay for the rest.
+When d > n the rows span at most n directions and the optimum lies in their span (representer
+theorem), so the problem is solved in that basis: exact, and much smaller at low label fractions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+HISTORY = 10  # L-BFGS memory
+COVARIANCE_ROWS = 4096  # rows used to estimate the preconditioner; it need not be exact
+LINE_SEARCH_STEPS = 12
+LINE_SEARCH_TOLERANCE = 0.1  # stop the search once |F'(step)| <= this * |F'(0)|: an exact search costs more than it saves
+RELOGIT_EVERY = 10  # logits are updated along each step; recomputing them bounds float32 drift
+
+
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@dataclass(frozen=True)
+class Batch:
+    """P problems sharing the rows: targets, row weights and L2 strength per problem."""
+
+    link: str  # "softmax" (targets one-hot [n, k], every problem the same) or "sigmoid" ([n, P])
+    targets: np.ndarray
+    row_weights: np.ndarray  # [n, P], each column sums to 1 (1/n on the rows a problem sees)
+    l2: np.ndarray  # [P], 1 / (C n)
+    n_outputs: int  # k for softmax, 1 for sigmoid
+
+
+@dataclass
+class Solution:
+    coef: np.ndarray  # [P, d, k] float64, on the standardised features
+    intercept: np.ndarray  # [P, k]
+    grad_norm: np.ndarray  # [P] max |gradient| of F, as the solver last saw it
+    iterations: np.ndarray  # [P]
+    gemm_flops: float  # floating-point operations spent in matrix products with the rows
+
+
+def _softmax_proba(logits):  # [P, k, n]: the class axis is not innermost, so its reductions vectorise
+    shifted = (logits - logits.amax(1, keepdim=True)).exp_()
+    return shifted.div_(shifted.sum(1, keepdim=True))
+
+
+def _softmax_curvature(proba, delta):
+    """delta' (diag p - p p') delta, per problem and row."""
+    moved = proba * delta
+    weighted = moved.sum(1)
+    return (moved * delta).sum(1) - weighted * weighted
+
+
+def _sigmoid_curvature(proba, delta):
+    return (proba * (1 - proba) * delta * delta).sum(1)
+
+
+def _softmax_scale(proba):
+    # mean eigenvalue of diag p - p p' over its k - 1 non-trivial directions
+    k = proba.shape[1]
+    return (1 - (proba * proba).sum(1)) / max(k - 1, 1)
+
+
+def _sigmoid_scale(proba):
+    return (proba * (1 - proba)).sum(1)
+
+
+# link -> (probabilities from logits, directional curvature, curvature scale for the preconditioner)
+LINKS = {
+    "softmax": (_softmax_proba, _softmax_curvature, _softmax_scale),
+    "sigmoid": (torch.sigmoid, _sigmoid_curvature, _sigmoid_scale),
+}
+
+
+class _Features:
+    """The design matrix the solver multiplies by, and the map back to standardised features.
+
+    `rows` is z itself, or z's coordinates in the orthonormal basis of its row span when d > n.
+    `eigvecs`/`eigvals` diagonalise rows'rows/n (identity when rows are already principal coordinates).
+    """
+
+    def __init__(self, z: np.ndarray, device, dtype):
+        n, d = z.shape
+        self.to_features = None  # [d, r]: maps span coefficients back to standardised features
+        if n < d:
+            z64 = torch.as_tensor(z, dtype=torch.float64, device=device)
+            eigvals, eigvecs = torch.linalg.eigh(z64 @ z64.T)
+            keep = eigvals > eigvals[-1].clamp(min=0) * 1e-12 if len(eigvals) else eigvals > 0
+            eigvals, eigvecs = eigvals[keep].clamp(min=0), eigvecs[:, keep]
+            if eigvals.numel() == 0:  # all rows identical after standardising: no direction to fit
+                eigvals, eigvecs = torch.ones(1, dtype=torch.float64, device=device), torch.zeros(n, 1, dtype=torch.float64, device=device)
+            root = eigvals.sqrt()
+            self.rows = (eigvecs * root).to(dtype)
+            self.to_features = (z64.T @ (eigvecs / root)).to(dtype)
+            self.eigvecs = None
+            self.eigvals = (eigvals / n).to(dtype)
+        else:
+            self.rows = torch.as_tensor(z, device=device).to(dtype)
+            sample = self.rows
+            if n > COVARIANCE_ROWS:  # evenly spaced rows: deterministic, and the estimate need not be exact
+                sample = self.rows[torch.linspace(0, n - 1, COVARIANCE_ROWS, device=device).long()]
+            moments = (sample.T @ sample).to(torch.float32) / len(sample)
+            eigvals, eigvecs = torch.linalg.eigh(moments)
+            self.eigvecs = eigvecs.to(dtype)
+            self.eigvals = eigvals.clamp(min=0).to(dtype)
+
+    @property
+    def dim(self) -> int:
+        return self.rows.shape[1]
+
+    def rotate_in(self, w):  # [m, r] -> principal coordinates
+        return w if self.eigvecs is None else w @ self.eigvecs
+
+    def rotate_out(self, v):
+        return v if self.eigvecs is None else v @ self.eigvecs.T
+
+    def feature_gradient(self, grad_w):  # [m, r] in solver space -> standardised feature space
+        return grad_w if self.to_features is None else grad_w @ self.to_features.T
+
+
+class _History:
+    """L-BFGS secant pairs per problem, in principal coordinates, flattened to [P, k r + k].
+
+    A ring buffer: slot `newest` holds the latest pair; an unfilled or rejected pair has rho 0 and
+    so drops out of the two-loop recursion without a mask.
+    """
+
+    def __init__(self, n_problems, size, device, dtype):
+        self.s = torch.zeros(HISTORY, n_problems, size, device=device, dtype=dtype)
+        self.y = torch.zeros_like(self.s)
+        self.rho = torch.zeros(HISTORY, n_problems, device=device, dtype=dtype)
+        self.newest = -1
+
+    def add(self, step, change):
+        curvature = torch.linalg.vecdot(step, change)
+        self.newest = (self.newest + 1) % HISTORY
+        self.s[self.newest], self.y[self.newest] = step, change
+        self.rho[self.newest] = torch.where(curvature > 1e-30, 1 / curvature.clamp(min=1e-30), torch.zeros_like(curvature))
+
+    def order(self):  # newest first
+        return [(self.newest - i) % HISTORY for i in range(HISTORY)] if self.newest >= 0 else []
+
+    def keep(self, mask):
+        self.s, self.y, self.rho = self.s[:, mask], self.y[:, mask], self.rho[:, mask]
+
+    def direction(self, gradient, inverse_diagonal):
+        """-H g by the two-loop recursion, the diagonal preconditioner as initial inverse Hessian."""
+        q = -gradient
+        alphas = {}
+        for i in self.order():
+            alphas[i] = self.rho[i] * torch.linalg.vecdot(self.s[i], q)
+            q = torch.addcmul(q, alphas[i][:, None], self.y[i], value=-1)
+        r = q * inverse_diagonal
+        if self.newest >= 0:
+            # rescale the preconditioner by the latest secant pair, as plain L-BFGS does with the identity
+            s0, y0 = self.s[self.newest], self.y[self.newest]
+            gamma = torch.linalg.vecdot(s0, y0) / torch.linalg.vecdot(y0, y0 * inverse_diagonal).clamp(min=1e-30)
+            gamma = torch.where(self.rho[self.newest] > 0, gamma, torch.ones_like(gamma))
+            r = r * gamma[:, None]
+        for i in reversed(self.order()):
+            beta = self.rho[i] * torch.linalg.vecdot(self.y[i], r)
+            r = torch.addcmul(r, (alphas[i] - beta)[:, None], self.s[i])
+        return r
+
+
+def _as_problem_major(array, device, dtype):  # [n, P] -> [P, 1, n]
+    return torch.as_tensor(np.ascontiguousarray(np.asarray(array).T), device=device, dtype=dtype)[:, None, :]
+
+
+def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, dtype=torch.float32) -> Solution:
+    """Minimise every problem of `batch` on standardised rows `z` [n, d]; stop each at max |grad| <= tol.
+
+    Layout: weights [P, k, r], logits [P, k, n], so the class axis never sits innermost and the
+    logits of every problem come from one matrix product with the rows.
+    """
+    device = torch.device(device or default_device())
+    proba_of, curvature, scale_of = LINKS[batch.link]
+    features = _Features(z, device, dtype)
+    rows, n_problems, k = features.rows, len(batch.l2), batch.n_outputs
+    n, r = rows.shape
+    rows_t = rows.T.contiguous()
+    if batch.link == "softmax":
+        targets = torch.as_tensor(np.ascontiguousarray(batch.targets.T), device=device, dtype=dtype)[None]  # [1, k, n]
+    else:
+        targets = _as_problem_major(batch.targets, device, dtype)  # [P, 1, n]
+    weights = _as_problem_major(batch.row_weights, device, dtype)
+    l2 = torch.as_tensor(batch.l2, device=device, dtype=dtype)
+    eigvals = features.eigvals
+
+    w = torch.zeros(n_problems, k, r, device=device, dtype=dtype)
+    b = _initial_intercepts(batch, targets, weights)
+    out_w, out_b = torch.zeros_like(w), b.clone()
+    grad_norm = np.full(n_problems, np.inf)
+    iterations = np.zeros(n_problems, dtype=np.int64)
+    active = np.arange(n_problems)
+    history = _History(n_problems, k * r + k, device, dtype)
+    logits = b[:, :, None].expand(n_problems, k, n).contiguous()
+    proba = proba_of(logits)
+    previous_gradient = step_v = None
+    flops, step = 0.0, 0
+    while True:
+        residual = (proba - targets) * weights  # [P, k, n]
+        p = len(active)
+        grad_w = (residual.reshape(p * k, n) @ rows).reshape(p, k, r) + l2[:, None, None] * w
+        grad_b = residual.sum(-1)
+        flops += 2.0 * n * r * p * k
+        gradient = torch.cat([features.rotate_in(grad_w.reshape(p * k, r)).reshape(p, k * r), grad_b], 1)
+        if previous_gradient is not None:
+            history.add(step_v, gradient - previous_gradient)
+        in_features = features.feature_gradient(grad_w.reshape(p * k, r)).reshape(p, -1)
+        norm = torch.maximum(in_features.abs().amax(-1), grad_b.abs().amax(-1)).double().cpu().numpy()
+        grad_norm[active] = norm
+        done = (norm <= tol) | (iterations[active] >= max_iter)
+        if done.any():
+            finished, keep = torch.as_tensor(done, device=device), torch.as_tensor(~done, device=device)
+            out_w[active[done]], out_b[active[done]] = w[finished], b[finished]
+            active = active[~done]
+            if not len(active):
+                break
+            w, b, l2 = w[keep], b[keep], l2[keep]
+            logits, proba, residual, gradient = logits[keep], proba[keep], residual[keep], gradient[keep]
+            weights = weights[keep]
+            targets = targets if batch.link == "softmax" else targets[keep]
+            history.keep(keep)
+            p = len(active)
+        # preconditioner: curvature per unit variance of a feature, per problem, times the rows' spectrum
+        scale = (scale_of(proba) * weights[:, 0]).sum(-1)
+        diag_w = (scale[:, None] * eigvals[None, :] + l2[:, None])[:, None, :].expand(p, k, r).reshape(p, k * r)
+        diag_b = scale.clamp(min=1e-12)[:, None].expand(p, k)
+        direction = history.direction(gradient, 1 / torch.cat([diag_w, diag_b], 1))
+        slope = torch.linalg.vecdot(direction, gradient)
+        uphill = slope >= 0  # float32 noise can spoil the quasi-Newton direction: fall back to gradient
+        if bool(uphill.any()):
+            history.rho[:, uphill] = 0
+            direction[uphill] = -gradient[uphill]
+            slope = torch.linalg.vecdot(direction, gradient)
+        dir_w = features.rotate_out(direction[:, : k * r].reshape(p * k, r)).reshape(p, k, r)
+        dir_b = direction[:, k * r :]
+        delta = (dir_w.reshape(p * k, r) @ rows_t).reshape(p, k, n) + dir_b[:, :, None]
+        flops += 2.0 * n * r * p * k
+        alpha, logits, proba = _line_search(logits, delta, targets, weights, proba_of, curvature, l2, w, dir_w, slope)
+        w = w + alpha[:, None, None] * dir_w
+        b = b + alpha[:, None] * dir_b
+        step_v = alpha[:, None] * direction
+        previous_gradient = gradient
+        iterations[active] += 1
+        step += 1
+        if step % RELOGIT_EVERY == 0:
+            logits = (w.reshape(p * k, r) @ rows_t).reshape(p, k, n) + b[:, :, None]
+            proba = proba_of(logits)
+            flops += 2.0 * n * r * p * k
+    solution_w = out_w.permute(0, 2, 1)  # [P, r, k]
+    if features.to_features is not None:
+        solution_w = torch.einsum("dr,prk->pdk", features.to_features, solution_w)
+    return Solution(solution_w.double().cpu().numpy(), out_b.double().cpu().numpy(), grad_norm, iterations, flops)
+
+
+def _initial_intercepts(batch, targets, weights):
+    """The weighted class frequencies: the optimum when every weight is zero."""
+    if batch.link == "softmax":
+        prior = (weights[:, 0, None, :] * targets).sum(-1).clamp(min=1e-6)  # [P, k]
+        return prior.log() - prior.log().mean(1, keepdim=True)
+    prior = (weights[:, 0] * targets[:, 0]).sum(-1).clamp(1e-6, 1 - 1e-6)
+    return (prior / (1 - prior)).log()[:, None]
+
+
+def _line_search(logits, delta, targets, weights, proba_of, curvature, l2, w, dir_w, slope):
+    """Newton's method on the derivative of F along the direction, safeguarded by a bracket.
+
+    F is convex along any line, so its derivative is increasing: the bracket [low, high] always holds
+    the minimiser. Only derivatives are used; float32 resolves them where it cannot resolve F's changes.
+    Returns the step and the logits and probabilities there, which the next gradient reuses.
+    """
+    w_dot_d = torch.linalg.vecdot(w.flatten(1), dir_w.flatten(1))
+    d_dot_d = torch.linalg.vecdot(dir_w.flatten(1), dir_w.flatten(1))
+    row_weights = weights[:, 0]
+    alpha = torch.ones_like(slope)
+    low, high = torch.zeros_like(slope), torch.full_like(slope, float("inf"))
+    for attempt in range(LINE_SEARCH_STEPS):
+        moved = torch.addcmul(logits, alpha[:, None, None], delta)
+        proba = proba_of(moved)
+        derivative = (((proba - targets) * delta).sum(1) * row_weights).sum(-1) + l2 * (w_dot_d + alpha * d_dot_d)
+        finished = derivative.abs() <= LINE_SEARCH_TOLERANCE * slope.abs()
+        if bool(finished.all()) or attempt == LINE_SEARCH_STEPS - 1:
+            break
+        second = (curvature(proba, delta) * row_weights).sum(-1) + l2 * d_dot_d
+        low = torch.where(derivative < 0, alpha, low)
+        high = torch.where(derivative > 0, alpha, high)
+        newton = alpha - derivative / second.clamp(min=1e-30)
+        inside = (newton > low) & (newton < high)
+        fallback = torch.where(torch.isinf(high), 2 * low.clamp(min=alpha), (low + high) / 2)
+        alpha = torch.where(finished, alpha, torch.where(inside, newton, fallback))
+    return alpha, moved, proba
