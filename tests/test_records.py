@@ -141,3 +141,19 @@ def test_user_names_are_printed_as_written_not_as_markup(tmp_path):
     scored = CliRunner().invoke(app, ["score", str(tmp_path), "--n-boot", "0", "--reference", "r[/]"])
     assert scored.exit_code == 0, scored.output
     assert "vit[bold]" in scored.output
+
+
+def test_an_old_database_is_read_without_writing_to_it(tmp_path):
+    """Read-only commands (results, score, report) read a database written before a column existed as
+    null in that column, and leave the file as it was."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE records (record_key TEXT PRIMARY KEY, encoder TEXT)")
+        db.execute("INSERT INTO records VALUES ('k', 'enc')")
+    before = path.read_bytes()
+    with ResultsStore(path, read_only=True) as store:
+        frame = store.records()
+    assert list(frame.columns) == [name for name, _ in RECORD_COLUMNS] and frame["probe_converged"].isna().all()
+    assert frame["encoder"].tolist() == ["enc"] and path.read_bytes() == before

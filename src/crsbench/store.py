@@ -226,7 +226,12 @@ class ResultsStore:
                 raise cause if isinstance(cause, sqlite3.Error) else error from None
 
     def records(self) -> pd.DataFrame:
-        return self._query(f"SELECT {', '.join(RECORD_FIELDS)} FROM records ORDER BY rowid")
+        """Every record; columns a database written before they existed are read as null (a read-only
+        store cannot add them)."""
+        with self._guard():
+            have = {row[1] for row in self._db.execute("PRAGMA table_info(records)")}
+        columns = [n if n in have else f"NULL AS {n}" for n in RECORD_FIELDS]
+        return self._query(f"SELECT {', '.join(columns)} FROM records ORDER BY rowid")
 
     def runs(self) -> pd.DataFrame:
         """The runs table; columns a database written before they existed are read as null."""

@@ -26,6 +26,13 @@ def fmt(value: Any, digits: int = 3) -> str:
     return f"{float(value):.{digits}f}"
 
 
+def _rank(value: Any) -> str:
+    """A rank as a whole number, or with its tie half (2.5) when tied."""
+    if value is None or value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{float(value):g}"
+
+
 # --------------------------------------------------------------------------- results
 
 
@@ -151,7 +158,7 @@ def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...
             _tier_cell(row["in_leading_tier"]),
         ]
         if ranks:
-            cells += [fmt(row["auroc_rank"]), fmt(row["crs_rank"])]
+            cells += [_rank(row["auroc_rank"]), _rank(row["crs_rank"])]
         table.add_row(*cells)
     caption = [constants_line(report)]
     if report.interval_label:
@@ -199,12 +206,15 @@ def score_lines(report) -> list[Text]:
         a = report.rank_agreement.iloc[0]
         resolved = f", {int(a['n_resolved'])} resolved by the bootstrap" if "n_resolved" in a else ""
         baselines = f" (without baselines {list(report.baselines)})" if report.baselines else ""
-        lines.append(Text(
-            f"AUROC vs CRS ranking{baselines}: Spearman {_with_interval(a, 'spearman')}, "
-            f"Kendall tau-b {_with_interval(a, 'kendall_tau_b')}, "
-            f"{int(a.n_reversed)} of {int(a.n_pairs)} pairwise orderings reversed{resolved}, "
-            f"mean rank displacement {_with_interval(a, 'mean_abs_rank_displacement')}"
-        ))
+        if int(a.n_pairs) == 0:
+            lines.append(Text(f"AUROC vs CRS ranking{baselines}: fewer than two encoders to compare"))
+        else:
+            lines.append(Text(
+                f"AUROC vs CRS ranking{baselines}: Spearman {_with_interval(a, 'spearman')}, "
+                f"Kendall tau-b {_with_interval(a, 'kendall_tau_b')}, "
+                f"{int(a.n_reversed)} of {int(a.n_pairs)} pairwise orderings reversed{resolved}, "
+                f"mean rank displacement {_with_interval(a, 'mean_abs_rank_displacement')}"
+            ))
     for pair in report.reversed_pairs.itertuples():
         status = "" if not hasattr(pair, "resolved") else (" (resolved)" if pair.resolved else " (not resolved)")
         lines.append(Text(
