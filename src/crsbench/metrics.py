@@ -398,15 +398,11 @@ def root_of_debiased(squared) -> np.ndarray:
     return np.sqrt(np.maximum(squared, 0.0), where=~np.isnan(squared), out=np.full(squared.shape, np.nan))
 
 
-def calibration_error_debiased(task_type: str, y_true, proba, n_bins: int = 15) -> float:
-    """Debiased binned RMS calibration error (Kumar, Liang & Ma 2019) with the bins of ``ece``.
+def calibration_error_debiased_squared(task_type: str, y_true, proba, n_bins: int = 15) -> float:
+    """The debiased square behind ``calibration_error_debiased``, before the floor (may be < 0).
 
-    The estimate of ``sqrt(sum_b P_b (E[y | b] - E[p | b])^2)``, the population L2 calibration
-    error over the same equal-width bins, from ``debiased_squared_calibration_error``, floored at 0
-    and square-rooted. Binned ECE is biased upwards by the noise of each bin's hit rate (a perfectly
-    calibrated predictor measures ECE ~0.03 on ~700 cases); this is not, except for the floor.
     single_label/ordinal: top-label (as ``ece``). multi_label: the debiased squares of the labels
-    with any unmasked entry are averaged, then rooted once.
+    with any unmasked entry, averaged.
     """
     y, proba = _validate(task_type, y_true, proba)
     n_bins = _validate_n_bins(n_bins)
@@ -422,7 +418,19 @@ def calibration_error_debiased(task_type: str, y_true, proba, n_bins: int = 15) 
             np.bincount(bins, minlength=n_bins), np.bincount(bins, weights=outcome, minlength=n_bins),
             np.bincount(bins, weights=confidence, minlength=n_bins),
         ))
-    return float(root_of_debiased(np.mean(squares))) if squares else math.nan
+    return _nanmean_or_nan(np.array(squares, dtype=np.float64))
+
+
+def calibration_error_debiased(task_type: str, y_true, proba, n_bins: int = 15) -> float:
+    """Debiased binned RMS calibration error (Kumar, Liang & Ma 2019) with the bins of ``ece``.
+
+    The estimate of ``sqrt(sum_b P_b (E[y | b] - E[p | b])^2)``, the population L2 calibration
+    error over the same equal-width bins: ``calibration_error_debiased_squared`` floored at 0 and
+    square-rooted. Binned ECE is biased upwards by the noise of each bin's hit rate (a perfectly
+    calibrated predictor measures ECE ~0.03 on ~700 cases); the debiased square is unbiased, and
+    the root is biased only near 0, by the floor.
+    """
+    return float(root_of_debiased(calibration_error_debiased_squared(task_type, y_true, proba, n_bins)))
 
 
 # --------------------------------------------------------------------------- proper scores

@@ -3,10 +3,10 @@
 A case-level bootstrap draw is a vector of case weights (how often each case was drawn); every
 metric of a draw is the metric of the test set with each case repeated that often. Each class is
 built once per prediction vector (one sort, bin indices, per-case losses) and then evaluated on a
-(B, n) weight matrix: AUROC in O(n) per draw (cumulative sums along the sorted order), ECE, Brier
-and NLL as a matrix product. At unit weights they equal metrics.py: AUROC bit for bit (the
-weighted Mann-Whitney count is integer arithmetic, exact in float64), ECE, Brier and NLL up to the
-order of floating-point summation (tests/test_weighted_metrics.py).
+(B, n) weight matrix: AUROC in O(n) per draw (cumulative sums along the sorted order), ECE, the
+debiased calibration error, Brier and NLL as matrix products. At unit weights they equal
+metrics.py: AUROC bit for bit (the weighted Mann-Whitney count is integer arithmetic, exact in
+float64), the others up to the order of floating-point summation (tests/test_weighted_metrics.py).
 """
 
 from __future__ import annotations
@@ -174,12 +174,14 @@ class WeightedMetrics:
         weights = case_major(weights)
         return _nanmean_rows(np.stack([c(weights) for c in self._calibrations()], axis=-1))
 
-    def calibration_error_debiased(self, weights: np.ndarray) -> np.ndarray:
-        """metrics.calibration_error_debiased per weight row: the labels' debiased squares averaged,
-        then floored at 0 and rooted."""
+    def calibration_error_debiased_squared(self, weights: np.ndarray) -> np.ndarray:
+        """metrics.calibration_error_debiased_squared per weight row (the labels' squares averaged)."""
         weights = case_major(weights)
-        squares = np.stack([c.debiased_square(weights) for c in self._calibrations()], axis=-1)
-        return root_of_debiased(_nanmean_rows(squares))
+        return _nanmean_rows(np.stack([c.debiased_square(weights) for c in self._calibrations()], axis=-1))
+
+    def calibration_error_debiased(self, weights: np.ndarray) -> np.ndarray:
+        """metrics.calibration_error_debiased per weight row: the debiased square floored at 0, rooted."""
+        return root_of_debiased(self.calibration_error_debiased_squared(weights))
 
     # ------------------------------------------------------------------ proper scores
 
@@ -224,6 +226,10 @@ def weighted_auroc(task_type: str, y_true, proba, weights) -> np.ndarray:
 
 def weighted_ece(task_type: str, y_true, proba, weights, n_bins: int = DEFAULT_BINS) -> np.ndarray:
     return WeightedMetrics(task_type, y_true, proba, n_bins).ece(weights)
+
+
+def weighted_calibration_error_debiased(task_type: str, y_true, proba, weights, n_bins: int = DEFAULT_BINS) -> np.ndarray:
+    return WeightedMetrics(task_type, y_true, proba, n_bins).calibration_error_debiased(weights)
 
 
 def weighted_brier(task_type: str, y_true, proba, weights) -> np.ndarray:
