@@ -87,6 +87,7 @@ def _calibration_estimates(repetitions: int):
     return pd.DataFrame(raw), pd.DataFrame(debiased)
 
 
+@pytest.mark.slow
 def test_raw_ece_is_biased_by_more_than_its_scale_and_the_debiased_error_is_not():
     """Why the axis reads the debiased error: on 732 cases (40 test sets) raw ECE sits above the
     population ECE by more than the scale m = 0.02 for the perfectly calibrated encoder; the debiased

@@ -248,7 +248,7 @@ def debiased_calibration_errors(records: pd.DataFrame, predictions) -> pd.Series
     """metrics.calibration_error_debiased of every clean fraction-1.0 record, by record_key, from its
     stored per-case predictions (crsbench.predictions.Predictions); None when any of them has none
     (the axis then reads the records' raw ECE for every encoder, never a mix)."""
-    if predictions is None or "record_key" not in records.columns:
+    if predictions is None or not {"record_key", "task_type"} <= set(records.columns):
         return None
     rec = normalise_keys(records)
     full = _full_clean(rec)
