@@ -60,7 +60,8 @@ def loop_bootstrap(records, stored, axis_scores, config: CRSConfig, n_loop: int)
                 probs = stored.probabilities(digest).astype(np.float64)
                 if task_type != "multi_label":
                     probs /= probs.sum(axis=1, keepdims=True)
-                return metrics.auroc_macro(task_type, labels, probs[rows]), metrics.ece(task_type, labels, probs[rows])
+                return (metrics.auroc_macro(task_type, labels, probs[rows]),
+                        metrics.calibration_error_debiased(task_type, labels, probs[rows]))
 
             values = np.zeros((len(encoders), len(plan.axes)))
             for e in range(len(encoders)):
@@ -88,7 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     records, stored = simulate(DEMO_SHAPE, np.random.default_rng(0))
     config = CRSConfig(n_boot=args.draws, n_weight_draws=0)
-    axis_scores = compute_axes(records, delta=config.delta)
+    axis_scores = compute_axes(records, delta=config.delta, predictions=stored)  # calibration: debiased error
     print(f"cohort: {len(records)} records, {stored.index['probs'].nunique()} distinct prediction vectors, "
           f"{DEMO_SHAPE.n_cases} cases per task")
 

@@ -5,26 +5,28 @@ test set (732 cases in clusters of two sharing a difficulty, shared by every enc
 label fractions 10% and 100%, one perturbation at three severities (crsbench.simulation). The
 population CRS is exact (binormal AUROC, integrated ECE, Gauss-Hermite seed expectation).
 
-REPETITIONS cohorts, 300 draws each. Measured (seed 2024): CRS 95% intervals of the three
-non-reference encoders covered the population CRS 0.948 of the time on average (per encoder 0.97,
-0.92, 0.955), the simultaneous tier contained the true best in 0.99 of repetitions (mean size 2.62
-of 4: the price of that honesty). Monte Carlo standard error: coverage sqrt(0.95 * 0.05 / 200) = 0.015 per encoder (at most that
-for the mean of three), tier sqrt(0.9 * 0.1 / 200) = 0.021 at the 0.90 bound; both smaller than the
-margins asserted (0.03 on each side of 0.95; the tier's 0.90). The test prints its own figures.
+REPETITIONS cohorts, 300 draws each, with the default CRS weights (calibration included). The
+calibration axis reads the debiased calibration error (metrics.calibration_error_debiased, from the
+per-case predictions), and the population truth is its target, the population RMS binned error.
+Measured (seed 2024): CRS 95% intervals of the three non-reference encoders covered the population
+CRS 0.963 of the time on average (per encoder 0.98, 0.995, 0.915), the simultaneous tier contained
+the true best in 0.955 of repetitions (mean size 2.89 of 4). Monte Carlo standard error: coverage
+sqrt(0.95 * 0.05 / 200) = 0.015 per encoder (at most that for the mean of three), tier
+sqrt(0.9 * 0.1 / 200) = 0.021 at the 0.90 bound; both smaller than the margins asserted (0.03 on
+each side of 0.95; the tier's 0.90). The test prints its own figures.
 
-The coverage run leaves the calibration axis out of the CRS (axis weight 0): binned ECE has a
-finite-sample bias larger than its scale m = 0.02 at this size (a perfectly calibrated encoder
-measures ECE ~0.03 at 732 cases; test below), which no resampling interval can remove, so with
-calibration in the CRS the intervals are centred off the population value (coverage 0.4-0.8 for
-the encoders whose calibration binds). The calibration axis needs a debiased estimator first.
+With raw binned ECE in the axis the intervals were centred off the population value (coverage
+0.43-0.78 for the encoders whose calibration binds): ECE's finite-sample bias exceeds the scale
+m = 0.02 at this size (second test), and no resampling interval removes an estimator's bias.
 """
 
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from crsbench.axes import compute_axes
+from crsbench.axes import CALIBRATION_DEBIASED, CALIBRATION_RAW, compute_axes, debiased_calibration_errors
 from crsbench.bootstrap import case_bootstrap
 from crsbench.crs import CRSConfig
 from crsbench.simulation import Design, EncoderTruth, population_axes, population_crs, simulate
@@ -42,8 +44,8 @@ DRAWS = 300
 
 @pytest.mark.slow
 def test_intervals_cover_the_population_crs_and_the_tier_holds_the_true_best():
-    config = CRSConfig(n_boot=DRAWS, n_weight_draws=0, axis_weights={"calibration": 0.0})
-    truth = population_crs(DESIGN, "a", config)
+    config = CRSConfig(n_boot=DRAWS, n_weight_draws=0)  # the default weights: calibration included
+    truth = population_crs(DESIGN, "a", config, CALIBRATION_DEBIASED)
     best = truth.idxmax()
     rng = np.random.default_rng(2024)
     covered, holds_best, sizes = [], [], []
@@ -51,7 +53,9 @@ def test_intervals_cover_the_population_crs_and_the_tier_holds_the_true_best():
     axis_scores = None
     for repetition in range(REPETITIONS):
         records, stored = simulate(DESIGN, rng)
-        axis_scores = axis_scores or compute_axes(records, delta=config.delta)  # same grid every time
+        # same grid every time; the bootstrap recomputes every value, draw 0 included
+        axis_scores = axis_scores or compute_axes(records, delta=config.delta, predictions=stored)
+        assert axis_scores.calibration_estimator == CALIBRATION_DEBIASED
         boot = case_bootstrap(records, stored, axis_scores, "a", config.model_copy(update={"seed": repetition}))
         intervals = boot.overall.intervals
         covered.append([intervals.loc[e, "ci_low"] <= truth[e] <= intervals.loc[e, "ci_high"] for e in "bcd"])
@@ -70,14 +74,31 @@ def test_intervals_cover_the_population_crs_and_the_tier_holds_the_true_best():
     assert tier_rate >= 0.90
 
 
-def test_binned_ece_is_biased_by_more_than_its_scale_at_this_size():
-    """Why the coverage run leaves calibration out: a perfectly calibrated encoder (population ECE 0)
-    measures ECE well above m = 0.02 at 732 cases, in every one of 40 test sets."""
-    design = Design((ENCODERS[0],), n_cases=732, seeds=(0,), fractions=(1.0,), perturbations=())
-    assert population_axes(DESIGN, 0.05).loc["a", "calibration"] == pytest.approx(1.0, abs=1e-6)
+def _calibration_estimates(repetitions: int):
+    """Raw ECE and the debiased error of each encoder's clean vector on `repetitions` test sets."""
+    design = Design(ENCODERS, n_cases=732, seeds=(0,), fractions=(1.0,), perturbations=())
     rng = np.random.default_rng(0)
-    measured = []
-    for _ in range(40):
-        records, _ = simulate(design, rng)
-        measured.append(records["ece"].iloc[0])
-    assert min(measured) > 0.01 and np.mean(measured) > 0.02
+    raw, debiased = [], []
+    for _ in range(repetitions):
+        records, stored = simulate(design, rng)
+        raw.append(records.set_index("encoder")["ece"])
+        errors = debiased_calibration_errors(records, stored)
+        debiased.append(records.set_index("encoder")["record_key"].map(errors))
+    return pd.DataFrame(raw), pd.DataFrame(debiased)
+
+
+@pytest.mark.slow
+def test_raw_ece_is_biased_by_more_than_its_scale_and_the_debiased_error_is_not():
+    """Why the axis reads the debiased error: on 732 cases (40 test sets) raw ECE sits above the
+    population ECE by more than the scale m = 0.02 for the perfectly calibrated encoder; the debiased
+    error's bias against the population RMS error is below m/2 for the miscalibrated encoders and
+    below m for the calibrated one, where the floor at 0 leaves it slightly high (measured +0.015)."""
+    raw, debiased = _calibration_estimates(40)
+    ece = 1.0 - population_axes(DESIGN, 0.05, CALIBRATION_RAW)["calibration"]
+    rms = 1.0 - population_axes(DESIGN, 0.05, CALIBRATION_DEBIASED)["calibration"]
+    assert ece["a"] == pytest.approx(0.0, abs=1e-6) and rms["a"] == pytest.approx(0.0, abs=1e-6)
+    raw_bias, debiased_bias = raw.mean() - ece, debiased.mean() - rms
+    assert raw.min()["a"] > 0.01 and raw_bias["a"] > 0.02
+    assert debiased_bias["a"] < 0.02
+    assert (debiased_bias[["b", "c", "d"]].abs() < 0.01).all()
+    assert (debiased_bias.abs() < raw_bias.abs()).all()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from crsbench import axis_math
+from crsbench import axis_math, metrics
 from crsbench.crs import DEFAULT_DELTA, DEFAULT_SCALES
 from crsbench.records import AGGREGATE_KEY, EVALUATION_KEY, METRIC_FIELDS, REQUIRED_COLUMNS, normalise_keys  # noqa: F401 (re-exported)
 
@@ -28,6 +28,18 @@ MISSING_REASONS: dict[str, str] = {
     "calibration": "no clean records at fraction 1.0 with a finite ECE",
     "label_efficiency": "no clean records below fraction 1.0",
     "robustness": "no perturbation or shift records",
+}
+
+# Where the calibration axis reads its error from (AxisScores.calibration_estimator), with the line
+# every output prints. Binned ECE is biased upwards by about 0.03 on ~700 cases, more than the axis
+# scale m = 0.02, so the axis prefers the debiased error when the per-case predictions are stored;
+# the records' `ece` column stays the standard ECE, comparable with the literature.
+CALIBRATION_DEBIASED = "debiased"
+CALIBRATION_RAW = "raw_ece"
+CALIBRATION_ESTIMATORS: dict[str, str] = {
+    CALIBRATION_DEBIASED: "calibration axis: 1 - debiased calibration error (binned RMS, Kumar et al. 2019) "
+                          "from per-case predictions",
+    CALIBRATION_RAW: "calibration axis: 1 - raw ECE (no per-case predictions): biased upwards on small test sets",
 }
 
 # axis -> the per-task values shown beside it
@@ -60,6 +72,7 @@ class AxisScores:
     notes: tuple[str, ...] = ()
     coverage: dict[str, int] = field(default_factory=dict)  # tasks that count towards each axis
     delta: float = DEFAULT_DELTA
+    calibration_estimator: str = CALIBRATION_RAW  # a key of CALIBRATION_ESTIMATORS
 
     def partial_axes(self) -> dict[str, int]:
         """Axes that cover fewer tasks than the most-covered axis: flagged wherever they are shown."""
@@ -231,14 +244,41 @@ PER_SEED_EXTRAS: tuple[str, ...] = (
 )
 
 
+def debiased_calibration_errors(records: pd.DataFrame, predictions) -> pd.Series | None:
+    """metrics.calibration_error_debiased of every clean fraction-1.0 record, by record_key, from its
+    stored per-case predictions (crsbench.predictions.Predictions); None when any of them has none
+    (the axis then reads the records' raw ECE for every encoder, never a mix)."""
+    if predictions is None or not {"record_key", "task_type"} <= set(records.columns):
+        return None
+    rec = normalise_keys(records)
+    full = _full_clean(rec)
+    full = full[full["ece"].notna()] if "ece" in full.columns else full
+    located = full.merge(predictions.index[["record_key", "test_set", "probs"]], on="record_key", how="left")
+    if full.empty or located["probs"].isna().any():
+        return None
+    errors, cache = {}, {}
+    for row in located.itertuples():
+        if (row.probs, row.test_set) not in cache:
+            labels = predictions.case_set(row.test_set).labels
+            probs = predictions.probabilities(row.probs).astype(np.float64)
+            if row.task_type != "multi_label":
+                probs /= probs.sum(axis=1, keepdims=True)  # float32 rounding: rows sum to 1 again
+            cache[(row.probs, row.test_set)] = metrics.calibration_error_debiased(row.task_type, labels, probs)
+        errors[row.record_key] = cache[(row.probs, row.test_set)]
+    return pd.Series(errors, name="calibration_error", dtype=float)
+
+
 def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delta: float = DEFAULT_DELTA,
-                  margin: float = DEFAULT_SCALES["discrimination"]) -> pd.DataFrame:
+                  margin: float = DEFAULT_SCALES["discrimination"],
+                  calibration_errors: pd.Series | None = None) -> pd.DataFrame:
     """Axis values per (encoder, task, seed), NaN where the records for an axis are absent.
 
     Columns: encoder, task, seed, the four axes (PROTOCOL section 6, chance-corrected ratio axes),
     then PER_SEED_EXTRAS: Brier, Brier skill and NLL beside calibration; the smallest sufficient
     fraction beside label efficiency; the perturbed and shift AUROC levels and the two retentions
     beside robustness; whether the clean AUROC is less than `delta` above chance.
+    `calibration_errors` (by record_key, debiased_calibration_errors) replaces the records' ECE
+    in the calibration axis.
     """
     notes = [] if notes is None else notes
     rec = normalise_records(records)
@@ -248,7 +288,11 @@ def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delt
     out = pd.DataFrame(index=index)
     clean_auroc = _index_ets(full, "auroc")
     out["discrimination"] = clean_auroc.reindex(index)
-    out["calibration"] = (1.0 - _index_ets(full, "ece")).reindex(index)
+    if calibration_errors is not None:
+        full = full.assign(calibration_error=full["record_key"].map(calibration_errors))
+        out["calibration"] = (1.0 - _index_ets(full, "calibration_error")).reindex(index)
+    else:
+        out["calibration"] = (1.0 - _index_ets(full, "ece")).reindex(index)
     out["brier"] = _index_ets(full, "brier").reindex(index)
     out["brier_skill"] = _brier_skill(full).reindex(index)
     out["nll"] = _index_ets(full, "nll").reindex(index)
@@ -329,15 +373,21 @@ def _cohort(per_seed: pd.DataFrame, notes: list[str]) -> tuple[list[str], list[s
 
 
 def compute_axes(records: pd.DataFrame, *, delta: float = DEFAULT_DELTA,
-                 margin: float = DEFAULT_SCALES["discrimination"]) -> AxisScores:
+                 margin: float = DEFAULT_SCALES["discrimination"], predictions=None) -> AxisScores:
     """All four axes from a records table: per seed, per task (seed-mean) and per encoder (task-mean).
 
     `delta` is the chance margin of the ratio axes, `margin` the AUROC margin of the sample-size
     answer (the discrimination scale m by default). The cross-task value of an axis is the mean of
-    its per-task values over the tasks that count towards it (`coverage`).
+    its per-task values over the tasks that count towards it (`coverage`). With `predictions`
+    (the stored per-case predictions of these records) the calibration axis is 1 - the debiased
+    calibration error; without them, or when a record lacks them, 1 - the records' raw ECE, with a
+    note either way (`calibration_estimator`).
     """
     notes: list[str] = []
-    per_seed = per_seed_axes(records, notes, delta=delta, margin=margin)
+    calibration_errors = debiased_calibration_errors(records, predictions)
+    estimator = CALIBRATION_RAW if calibration_errors is None else CALIBRATION_DEBIASED
+    notes.append(CALIBRATION_ESTIMATORS[estimator])
+    per_seed = per_seed_axes(records, notes, delta=delta, margin=margin, calibration_errors=calibration_errors)
     encoders, tasks, seeds = _cohort(per_seed, notes)
     grid = pd.MultiIndex.from_product([encoders, tasks, seeds], names=["encoder", "task", "seed"])
     full = per_seed.set_index(["encoder", "task", "seed"]).reindex(grid)
@@ -387,6 +437,7 @@ def compute_axes(records: pd.DataFrame, *, delta: float = DEFAULT_DELTA,
         notes=tuple(notes),
         coverage=coverage,
         delta=delta,
+        calibration_estimator=estimator,
     )
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench import axis_math
-from crsbench.axes import AxisScores
+from crsbench.axes import CALIBRATION_DEBIASED, CALIBRATION_RAW, AxisScores
 from crsbench.crs import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.predictions import Predictions
@@ -35,6 +35,12 @@ from crsbench.weighted_metrics import WeightedMetrics, case_major
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
 INTERVAL_METHOD = "percentile"
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
+
+# AxisScores.calibration_estimator -> the calibration error of a WeightedMetrics under weight rows
+CALIBRATION_ERRORS = {
+    CALIBRATION_DEBIASED: WeightedMetrics.calibration_error_debiased,
+    CALIBRATION_RAW: WeightedMetrics.ece,
+}
 
 
 # --------------------------------------------------------------------------- the simultaneous tier
@@ -211,8 +217,9 @@ def _grid(shape, mapping: dict, values: dict[str, np.ndarray], n: int) -> np.nda
 
 def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights: np.ndarray,
                     shift_weights: np.ndarray | None, n_enc: int, n_seeds: int, delta: float,
-                    vectors: dict[str, _Vectors]) -> np.ndarray:
-    """Axis values (B, E, S, A_task) of one task under case weights (B, n) (and shift weights)."""
+                    vectors: dict[str, _Vectors], calibration: str = CALIBRATION_RAW) -> np.ndarray:
+    """Axis values (B, E, S, A_task) of one task under case weights (B, n) (and shift weights);
+    `calibration` names the calibration error (a key of CALIBRATION_ERRORS)."""
     test = vectors.setdefault(plan.test_set, _Vectors(stored, plan.test_set, task_type))
     b = len(weights)
     weights = case_major(weights)  # once per chunk: every vector gathers rows of it
@@ -231,8 +238,9 @@ def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights
         if axis == "discrimination":
             layers.append(clean)
         elif axis == "calibration":
-            ece = {d: test.get(d).ece(weights) for d in set(plan.full.values())}
-            layers.append(1.0 - _grid((n_enc, n_seeds), plan.full, ece, b))
+            error = CALIBRATION_ERRORS[calibration]
+            errors = {d: error(test.get(d), weights) for d in set(plan.full.values())}
+            layers.append(1.0 - _grid((n_enc, n_seeds), plan.full, errors, b))
         elif axis == "label_efficiency":
             aurocs(plan.curve.values(), test, weights)
             curve = _grid((n_enc, n_seeds, len(plan.fractions)), plan.curve, auroc, b)
@@ -307,7 +315,7 @@ def case_bootstrap(
             cube = task_axis_draws(
                 plan, stored, task_types[plan.task], counts[part][:, codes],
                 shift_counts[part][:, shift_codes] if shift_counts is not None else None,
-                n_enc, n_seeds, axis_scores.delta, vectors,
+                n_enc, n_seeds, axis_scores.delta, vectors, axis_scores.calibration_estimator,
             )
             c = seed_counts[part]
             values[part] = np.einsum("bs,besa->bea", c, cube) / c.sum(axis=1)[:, None, None]

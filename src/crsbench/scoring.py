@@ -155,9 +155,11 @@ def _ranks(values: pd.Series) -> pd.Series:
     return pd.Series(competition_ranks(values.to_numpy(dtype=float)[None, :])[0], index=values.index)
 
 
-def axes_stage(records: pd.DataFrame, config: CRSConfig) -> tuple[AxisScores, Notes]:
+def axes_stage(records: pd.DataFrame, config: CRSConfig, predictions: Predictions | None = None
+               ) -> tuple[AxisScores, Notes]:
+    """The axes; with stored predictions the calibration axis reads the debiased error (a note says which)."""
     margin = float(config.scale_vector(["discrimination"])[0])
-    axis_scores = compute_axes(records, delta=config.delta, margin=margin)
+    axis_scores = compute_axes(records, delta=config.delta, margin=margin, predictions=predictions)
     notes = list(axis_scores.notes)
     for axis, n in axis_scores.partial_axes().items():
         notes.append(f"{axis} covers {n} of {len(axis_scores.tasks)} tasks: its cross-task value averages those only")
@@ -333,6 +335,7 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, base
         "anchor_shift": config.anchor_shift,
         "scale_factor": config.scale_factor,
         "resample": config.resample,
+        "calibration_estimator": axis_scores.calibration_estimator,
     }
 
 
@@ -363,7 +366,7 @@ def score_records(
         notes.extend(stage_notes)
         return result
 
-    axis_scores = keep(axes_stage(records, config))
+    axis_scores = keep(axes_stage(records, config, predictions))
     reference = keep(reference_stage(list(axis_scores.encoders), reference))
     baselines = keep(baseline_stage(list(axis_scores.encoders), baselines))
     config = keep(config_stage(config, axis_scores))

@@ -9,8 +9,8 @@ p_c proportional to exp(slope * (log prior_c + mu' z_c / V)): slope 1 is the pop
 posterior (perfectly calibrated), other slopes are over- or under-confident. mu' = separation at
 100% labels; at a label fraction f it is scaled by 1 - hunger * log10(1/f) / log10(1/f_min), times
 1 + seed_sd * N(0, 1) per seed; a perturbation at severity k of 5 scales it by 1 - fragility * k / 5.
-For two classes the population AUROC is Phi(mu' / sqrt(V)) and the population ECE an integral, so
-the population axes and CRS are known exactly (population_axes).
+For two classes the population AUROC is Phi(mu' / sqrt(V)) and the population binned calibration
+errors (ECE, RMS) integrals, so the population axes and CRS are known exactly (population_axes).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from scipy import stats as sps
 from scipy.special import expit
 
 from crsbench import axis_math, metrics
-from crsbench.axes import AXES
+from crsbench.axes import AXES, CALIBRATION_DEBIASED, CALIBRATION_RAW
 from crsbench.crs import CRSConfig, crs_batch
 from crsbench.predictions import CaseSet, Predictions, probability_hash
 
@@ -143,8 +143,10 @@ def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Pr
 # --------------------------------------------------------------------------- the population
 
 
-def _population_ece(separation: float, slope: float, design: Design, n_bins: int = 15) -> float:
-    """Top-label ECE of two classes at infinite sample size, by integration over the score difference."""
+def _population_calibration_errors(separation: float, slope: float, design: Design, n_bins: int = 15) -> dict[str, float]:
+    """Top-label binned calibration errors of two classes at infinite sample size, by integration over
+    the score difference: the ECE (sum_b |P_b gap_b|) and the RMS error (sqrt(sum_b P_b gap_b^2)),
+    the target of metrics.calibration_error_debiased, both with the equal-width bins of metrics.ece."""
     sd = np.sqrt(2 * design.variance)
     t = np.linspace(-separation - 12 * sd, separation + 12 * sd, 400_001)
     prior1 = design.prevalence
@@ -154,12 +156,21 @@ def _population_ece(separation: float, slope: float, design: Design, n_bins: int
     confidence = np.maximum(p1, 1 - p1)
     correct = np.where(p1 >= 0.5, q1, 1 - q1)
     bins = np.searchsorted(np.arange(1, n_bins) / n_bins, confidence, side="left")
-    gap = np.bincount(bins, weights=(correct - confidence) * density, minlength=n_bins) * (t[1] - t[0])
-    return float(np.abs(gap).sum())
+    step = t[1] - t[0]
+    gap = np.bincount(bins, weights=(correct - confidence) * density, minlength=n_bins) * step
+    mass = np.bincount(bins, weights=density, minlength=n_bins) * step
+    occupied = mass > 0
+    return {
+        CALIBRATION_RAW: float(np.abs(gap).sum()),
+        CALIBRATION_DEBIASED: float(np.sqrt((gap[occupied] ** 2 / mass[occupied]).sum())),
+    }
 
 
-def population_axes(design: Design, delta: float) -> pd.DataFrame:
-    """The population value of each axis (two classes, one task): seed-averaged expectations."""
+def population_axes(design: Design, delta: float, calibration: str = CALIBRATION_DEBIASED) -> pd.DataFrame:
+    """The population value of each axis (two classes, one task): seed-averaged expectations.
+
+    `calibration` names the error the calibration axis estimates (axes.CALIBRATION_ESTIMATORS):
+    the RMS binned error for the debiased estimator, the binned ECE for the raw one."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(40)
     weights = weights / weights.sum()
     root_v = np.sqrt(design.variance)
@@ -175,14 +186,15 @@ def population_axes(design: Design, delta: float) -> pd.DataFrame:
                 for _ in design.perturbations for s in design.severities]
         rows[truth.name] = {
             "discrimination": clean,
-            "calibration": 1.0 - _population_ece(truth.separation, truth.slope, design),
+            "calibration": 1.0 - _population_calibration_errors(truth.separation, truth.slope, design)[calibration],
             "label_efficiency": float(axis_math.label_efficiency(np.array(curve), fractions, delta)),
             "robustness": float(axis_math.robustness(np.array(pert), np.array(clean), delta)),
         }
     return pd.DataFrame(rows).T[list(AXES)]
 
 
-def population_crs(design: Design, reference: str, config: CRSConfig) -> pd.Series:
-    values = population_axes(design, config.delta)
+def population_crs(design: Design, reference: str, config: CRSConfig,
+                   calibration: str = CALIBRATION_DEBIASED) -> pd.Series:
+    values = population_axes(design, config.delta, calibration)
     ref = list(values.index).index(reference)
     return pd.Series(crs_batch(values.to_numpy(), ref, config, list(AXES)).crs, index=values.index)

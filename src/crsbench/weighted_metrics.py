@@ -3,17 +3,23 @@
 A case-level bootstrap draw is a vector of case weights (how often each case was drawn); every
 metric of a draw is the metric of the test set with each case repeated that often. Each class is
 built once per prediction vector (one sort, bin indices, per-case losses) and then evaluated on a
-(B, n) weight matrix: AUROC in O(n) per draw (cumulative sums along the sorted order), ECE, Brier
-and NLL as a matrix product. At unit weights they equal metrics.py: AUROC bit for bit (the
-weighted Mann-Whitney count is integer arithmetic, exact in float64), ECE, Brier and NLL up to the
-order of floating-point summation (tests/test_weighted_metrics.py).
+(B, n) weight matrix: AUROC in O(n) per draw (cumulative sums along the sorted order), ECE, the
+debiased calibration error, Brier and NLL as matrix products. At unit weights they equal
+metrics.py: AUROC bit for bit (the weighted Mann-Whitney count is integer arithmetic, exact in
+float64), the others up to the order of floating-point summation (tests/test_weighted_metrics.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from crsbench.metrics import NLL_CLIP_EPS, _equal_width_bin_index, _validate
+from crsbench.metrics import (
+    NLL_CLIP_EPS,
+    _equal_width_bin_index,
+    _validate,
+    debiased_squared_calibration_error,
+    root_of_debiased,
+)
 
 DEFAULT_BINS = 15
 
@@ -83,18 +89,33 @@ class BinnedCalibration:
     def __init__(self, confidence: np.ndarray, outcome: np.ndarray, cases: np.ndarray, n_bins: int = DEFAULT_BINS):
         self.cases = cases
         bins = _equal_width_bin_index(confidence[cases], n_bins)
+        self._bins = bins
         rows = np.arange(len(cases))
         self.outcome = np.zeros((len(cases), n_bins))
         self.confidence = np.zeros((len(cases), n_bins))
         self.outcome[rows, bins] = outcome[cases]
         self.confidence[rows, bins] = confidence[cases]
+        self._member: np.ndarray | None = None  # (cases, n_bins) bin indicator, built for the debiased error
+
+    def _draw_weights(self, weights: np.ndarray) -> np.ndarray:
+        return np.asarray(case_major(weights))[self.cases].T  # (B, cases)
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
-        w = np.asarray(case_major(weights))[self.cases].T  # (B, cases)
+        w = self._draw_weights(weights)
         gap = np.abs(w @ self.outcome - w @ self.confidence).sum(axis=1)
         total = w.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(total > 0, gap / total, np.nan)
+
+
+    def debiased_square(self, weights: np.ndarray) -> np.ndarray:
+        """metrics.debiased_squared_calibration_error per weight row: a case drawn k times counts k
+        times in its bin's size, hit rate and variance term (the estimator applied to the resample)."""
+        if self._member is None:
+            self._member = np.zeros_like(self.outcome)
+            self._member[np.arange(len(self.cases)), self._bins] = 1.0
+        w = self._draw_weights(weights)
+        return debiased_squared_calibration_error(w @ self._member, w @ self.outcome, w @ self.confidence)
 
 
 class WeightedMetrics:
@@ -153,6 +174,15 @@ class WeightedMetrics:
         weights = case_major(weights)
         return _nanmean_rows(np.stack([c(weights) for c in self._calibrations()], axis=-1))
 
+    def calibration_error_debiased_squared(self, weights: np.ndarray) -> np.ndarray:
+        """metrics.calibration_error_debiased_squared per weight row (the labels' squares averaged)."""
+        weights = case_major(weights)
+        return _nanmean_rows(np.stack([c.debiased_square(weights) for c in self._calibrations()], axis=-1))
+
+    def calibration_error_debiased(self, weights: np.ndarray) -> np.ndarray:
+        """metrics.calibration_error_debiased per weight row: the debiased square floored at 0, rooted."""
+        return root_of_debiased(self.calibration_error_debiased_squared(weights))
+
     # ------------------------------------------------------------------ proper scores
 
     def _loss(self, name: str) -> np.ndarray:
@@ -196,6 +226,10 @@ def weighted_auroc(task_type: str, y_true, proba, weights) -> np.ndarray:
 
 def weighted_ece(task_type: str, y_true, proba, weights, n_bins: int = DEFAULT_BINS) -> np.ndarray:
     return WeightedMetrics(task_type, y_true, proba, n_bins).ece(weights)
+
+
+def weighted_calibration_error_debiased(task_type: str, y_true, proba, weights, n_bins: int = DEFAULT_BINS) -> np.ndarray:
+    return WeightedMetrics(task_type, y_true, proba, n_bins).calibration_error_debiased(weights)
 
 
 def weighted_brier(task_type: str, y_true, proba, weights) -> np.ndarray:
