@@ -41,13 +41,13 @@ DEFAULT_INTERVAL = "expanded"
 # The rationale of each number is in docs/crs.md, "Anchors and scales".
 DEFAULT_ANCHORS: dict[str, float] = {
     "discrimination": 0.5,  # AUROC of a probe that predicts the class prior
-    "calibration": 0.8,  # 1 - ECE at ECE 0.20: probabilities off by 20 points are of no clinical use
+    "calibration": 0.8,  # 1 - calibration error at 0.20: probabilities off by 20 points are of no clinical use
     "label_efficiency": 0.0,  # chance-corrected: no retained signal
     "robustness": 0.0,  # chance-corrected: no retained signal
 }
 DEFAULT_SCALES: dict[str, float] = {
     "discrimination": 0.02,  # 0.02 AUROC: the usual smallest clinically meaningful difference
-    "calibration": 0.02,  # two points of ECE
+    "calibration": 0.02,  # two points of calibration error
     "label_efficiency": 0.05,  # 5% of the above-chance signal kept at fewer labels
     "robustness": 0.05,  # 5% of the above-chance signal kept under acquisition change
 }
