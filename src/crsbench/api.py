@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from crsbench import records as record_schema
 from crsbench.crs import CRSConfig
 from crsbench.progress import Progress
 from crsbench.runner import RunSummary, SuiteRun
 from crsbench.store import load_records
-from crsbench.suite import Suite, load_suite, parse_suite
+from crsbench.errors import SuiteError
+from crsbench.executors import Executor
+from crsbench.suite import ExecutorSpec, Suite, load_suite, parse_suite
 
 BUILTIN_SUITES: tuple[str, ...] = ("demo", "demo-quick", "crs-bench")
 
@@ -68,8 +71,26 @@ def demo_suite(quick: bool = False, output: str | Path | None = None, use_medmni
     return parse_suite(raw, source=str(path), base=path.parent)
 
 
-def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None) -> RunSummary:
-    return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir).run()
+def with_executor(suite: Suite, kind: str | None = None, address: str | None = None) -> Suite:
+    """The suite run by another executor (its hash and records do not change); None keeps the suite's."""
+    if kind is None and address is None:
+        return suite
+    chosen = {**suite.executor.model_dump(exclude_unset=True), **({"kind": kind} if kind else {})}
+    if address is not None:
+        chosen["address"] = address
+    elif kind and kind != suite.executor.kind:
+        chosen.pop("address", None)  # the suite's address belonged to its own executor
+    try:
+        spec = ExecutorSpec.model_validate(chosen)
+    except ValidationError as exc:
+        raise SuiteError(f"--executor: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+    return suite.model_copy(update={"executor": spec})
+
+
+def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None,
+        executor: Executor | None = None) -> RunSummary:
+    """Run a suite; `executor` (an executors.Executor) overrides the suite's `executor:` block."""
+    return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir, executor=executor).run()
 
 
 def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:

@@ -88,9 +88,11 @@ SUITE_ARGUMENT = typer.Argument(..., help="Suite YAML file, or a built-in suite:
 def run(
     suite: str = SUITE_ARGUMENT,
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="local or ray (default: the suite's, else local)."),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (auto: this node's cluster)."),
 ) -> None:
     """Run a suite; a rerun resumes, writing only the records that are missing."""
-    _run_and_render(api.open_suite(suite), cache_dir)
+    _run_and_render(api.with_executor(api.open_suite(suite), executor, address), cache_dir)
 
 
 @app.command()
