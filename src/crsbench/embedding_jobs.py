@@ -57,6 +57,10 @@ def register_context(suite: Suite, resolved: Resolved, embedder: Embedder) -> No
     _CONTEXT[suite.suite_hash()] = (resolved, embedder)
 
 
+def release_context() -> None:
+    _CONTEXT.clear()
+
+
 def _context(suite: Suite) -> tuple[Resolved, Embedder]:
     name = suite.suite_hash()
     if name not in _CONTEXT:

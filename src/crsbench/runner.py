@@ -24,7 +24,7 @@ from typing import Callable
 
 from crsbench.conditions import Condition
 from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache
-from crsbench.embedding_jobs import extract_missing, register_context
+from crsbench.embedding_jobs import extract_missing, register_context, release_context
 from crsbench.executors import Executor, build_executor
 from crsbench.keys import missing, unit_keys
 from crsbench.pipeline import FittedUnit, evaluate, fit_unit
@@ -107,7 +107,10 @@ class SuiteRun:
         """Every embedding the pending records read, computed by the executor before any fit."""
         in_process = Embedder(batch_size=self.suite.batch_size, progress=self.progress, num_workers=self.suite.num_workers)
         register_context(self.suite, resolved, in_process)
-        return extract_missing(self.suite, todo, resolved, self.cache, self.executor, self.progress)
+        try:
+            return extract_missing(self.suite, todo, resolved, self.cache, self.executor, self.progress)
+        finally:
+            release_context()  # the encoders' models are not needed again in this process
 
     def _run_pair(self, data: TaskData, jobs: dict[FitUnit, tuple[Condition, ...]], commit: Commit, bar) -> int:
         fits = self._fit_all(data, list(jobs), bar)
