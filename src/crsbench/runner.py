@@ -105,7 +105,8 @@ class SuiteRun:
 
     def _embed(self, todo: dict[FitUnit, tuple[Condition, ...]], resolved) -> int:
         """Every embedding the pending records read, computed by the executor before any fit."""
-        in_process = Embedder(batch_size=self.suite.batch_size, progress=self.progress, num_workers=self.suite.num_workers)
+        suite = self.suite
+        in_process = Embedder(batch_size=suite.batch_size, progress=self.progress, num_workers=suite.num_workers)
         register_context(self.suite, resolved, in_process)
         try:
             return extract_missing(self.suite, todo, resolved, self.cache, self.executor, self.progress)

@@ -18,7 +18,9 @@ class LocalExecutor:
         if threads:
             Threads.fixed(threads).pin()
 
-    def map(self, fn: Callable[[Job], Result], jobs: Iterable[Job], *, gpu: bool = False) -> Iterator[tuple[Job, Result]]:
+    def map(
+        self, fn: Callable[[Job], Result], jobs: Iterable[Job], *, gpu: bool = False
+    ) -> Iterator[tuple[Job, Result]]:
         for job in jobs:
             yield job, fn(job)
 

@@ -55,7 +55,9 @@ class RayExecutor:
     def _resources(self) -> dict:
         return {k: v for k, v in self._ray.cluster_resources().items() if k in ("CPU", "GPU")}
 
-    def map(self, fn: Callable[[Job], Result], jobs: Iterable[Job], *, gpu: bool = False) -> Iterator[tuple[Job, Result]]:
+    def map(
+        self, fn: Callable[[Job], Result], jobs: Iterable[Job], *, gpu: bool = False
+    ) -> Iterator[tuple[Job, Result]]:
         jobs = list(jobs)
         if not jobs:
             return
