@@ -8,14 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from crsbench import records as record_schema
 from crsbench.crs import CRSConfig
 from crsbench.progress import Progress
 from crsbench.runner import RunSummary, SuiteRun
+from crsbench.errors import SuiteError
+from crsbench.executors import Executor
 from crsbench.grid import GridStatus, check_grid
 from crsbench.store import load_records, load_runs
-from crsbench.suite import Suite, load_suite, parse_suite
+from crsbench.suite import ExecutorSpec, Suite, load_suite, parse_suite
 
 BUILTIN_SUITES: tuple[str, ...] = ("demo", "demo-quick", "crs-bench")
 
@@ -69,10 +72,27 @@ def demo_suite(quick: bool = False, output: str | Path | None = None, use_medmni
     return parse_suite(raw, source=str(path), base=path.parent)
 
 
+def with_executor(suite: Suite, kind: str | None = None, address: str | None = None) -> Suite:
+    """The suite run by another executor (its hash and records do not change); None keeps the suite's."""
+    if kind is None and address is None:
+        return suite
+    chosen = {**suite.executor.model_dump(exclude_unset=True), **({"kind": kind} if kind else {})}
+    if address is not None:
+        chosen["address"] = address
+    elif kind and kind != suite.executor.kind:
+        chosen.pop("address", None)  # the suite's address belonged to its own executor
+    try:
+        spec = ExecutorSpec.model_validate(chosen)
+    except ValidationError as exc:
+        raise SuiteError(f"--executor: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+    return suite.model_copy(update={"executor": spec})
+
+
 def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None,
-        wait_s: float = 0.0) -> RunSummary:
-    """Run a suite; `wait_s`: how long to wait for another run holding the same output."""
-    return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir, wait_s=wait_s).run()
+        wait_s: float = 0.0, executor: Executor | None = None) -> RunSummary:
+    """Run a suite; `wait_s`: how long to wait for another run holding the same output; `executor` (an
+    executors.Executor) overrides the suite's `executor:` block."""
+    return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir, wait_s=wait_s, executor=executor).run()
 
 
 def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:

@@ -104,9 +104,11 @@ def run(
     suite: str = SUITE_ARGUMENT,
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
     wait: float = typer.Option(0.0, "--wait", min=0, help="Seconds to wait for another run holding the same output."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="local or ray (default: the suite's, else local)."),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (auto: this node's cluster)."),
 ) -> None:
     """Run a suite; a rerun resumes, writing only the records that are missing. A completed run writes its report."""
-    loaded = api.open_suite(suite)
+    loaded = api.with_executor(api.open_suite(suite), executor, address)
     _run_and_render(loaded, cache_dir, wait)
     try:
         _write_report(Path(loaded.output))

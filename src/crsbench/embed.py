@@ -168,6 +168,10 @@ class EmbeddingCache:
     def _paths(self, key: str) -> tuple[Path, Path]:
         return self.root / f"{key}.npy", self.root / f"{key}.json"
 
+    def has(self, key: str) -> bool:
+        """Both files are there (`load` still verifies them: a bad pair is recomputed then)."""
+        return all(path.exists() for path in self._paths(key))
+
     def load(self, key: str, description: dict | None = None) -> Embedding | None:
         array_path, meta_path = self._paths(key)
         if not (array_path.exists() and meta_path.exists()):

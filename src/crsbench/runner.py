@@ -1,8 +1,11 @@
 """Runs a suite, resumable, as a short sequence of named steps:
 
 plan (pure, from the suite) -> resolve (build encoders and datasets) -> keys (one per planned record)
--> missing (subtract the store) -> per (encoder, task): fit every pending probe from train/val, then
-evaluate one condition at a time, committing each record as it is produced.
+-> missing (subtract the store) -> embed (every matrix the missing records read that the cache lacks,
+as executor jobs) -> per (encoder, task): fit every pending probe from train/val, then evaluate one
+condition at a time, committing each record as it is produced.
+
+The executor (suite `executor:`, local by default) runs the jobs; only this process writes records.
 
 At most one evaluation matrix is held at a time (a published-scale task has dozens of conditions, each
 a [n_test, d] matrix); fitted probes are small and stay in memory while the conditions stream past.
@@ -21,7 +24,8 @@ from typing import Callable
 
 from crsbench.conditions import Condition
 from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache
-from crsbench.executors import LocalExecutor
+from crsbench.embedding_jobs import extract_missing, register_context, release_context
+from crsbench.executors import Executor, build_executor
 from crsbench.keys import missing, unit_keys
 from crsbench.output_lock import OutputLock
 from crsbench.pipeline import FittedUnit, evaluate, fit_unit
@@ -60,12 +64,13 @@ class RunSummary:
 
 
 class SuiteRun:
-    def __init__(self, suite: Suite, progress: Progress | None = None, executor=None, cache_dir: str | Path | None = None,
-                 wait_s: float = 0.0):
+    def __init__(self, suite: Suite, progress: Progress | None = None, executor: Executor | None = None,
+                 cache_dir: str | Path | None = None, wait_s: float = 0.0):
         self.suite = suite
         self.wait_s = wait_s  # how long to wait for another run holding the output
         self.progress = progress or SilentProgress()
-        self.executor = executor or LocalExecutor()
+        self._given_executor = executor
+        self.executor: Executor | None = executor
         self.output = Path(suite.output)
         self.probe_config = ProbeConfig(tuple(suite.probe.c_grid), suite.probe.max_iter, suite.probe.tol)
         self.cache = EmbeddingCache(cache_dir or suite.cache or default_cache_dir())
@@ -73,6 +78,14 @@ class SuiteRun:
         self.embeddings = CachedEmbedder(self.embedder, self.cache)
 
     def run(self) -> RunSummary:
+        self.executor = self._given_executor or build_executor(self.suite.executor)
+        try:
+            return self._run()
+        finally:
+            if self._given_executor is None:  # one the caller passed is the caller's to close
+                self.executor.close()
+
+    def _run(self) -> RunSummary:
         units = plan(self.suite)
         resolved = resolve(self.suite)
         keys = unit_keys(units, resolved, self.probe_config.fingerprint())
@@ -92,6 +105,7 @@ class SuiteRun:
                 digest = files.write_probabilities(probabilities)
                 return store.add(record, index_statements(record.record_key, test_set, digest, test_set_row))
 
+            extracted = self._embed(todo, resolved)
             written = 0
             try:
                 with self.progress.task("probe fits", total=len(todo), unit="fit") as bar:
@@ -108,9 +122,19 @@ class SuiteRun:
             store.finish_run(run.run_id, now(), written)
         planned = sum(len(k) for k in keys.values())
         return RunSummary(
-            run.run_id, self.output, planned, written, planned - written, self.embedder.forward_passes,
+            run.run_id, self.output, planned, written, planned - written, self.embedder.forward_passes + extracted,
             list(self.cache.rejected), aborted, self.cache.orphans_removed,
         )
+
+    def _embed(self, todo: dict[FitUnit, tuple[Condition, ...]], resolved) -> int:
+        """Every embedding the pending records read, computed by the executor before any fit."""
+        suite = self.suite
+        in_process = Embedder(batch_size=suite.batch_size, progress=self.progress, num_workers=suite.num_workers)
+        register_context(self.suite, resolved, in_process)
+        try:
+            return extract_missing(self.suite, todo, resolved, self.cache, self.executor, self.progress)
+        finally:
+            release_context()  # the encoders' models are not needed again in this process
 
     def _run_pair(self, data: TaskData, jobs: dict[FitUnit, tuple[Condition, ...]], commit: Commit, bar) -> int:
         fits = self._fit_all(data, list(jobs), bar)

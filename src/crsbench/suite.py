@@ -175,6 +175,32 @@ class ProbeSpec(_Strict):
         return tuple(sorted(set(grid)))
 
 
+class ExecutorSpec(_Strict):
+    """Where the work runs. Never part of the suite hash or a record key: records are the same
+    whatever runs them (docs/scale-out.md says what "the same" means)."""
+
+    kind: str = "local"  # local (in this process) | ray (a Ray cluster; pip install 'crsbench[ray]')
+    address: Optional[str] = None  # ray: a cluster address, or `auto` for the cluster this node belongs to
+    shard_images: Optional[int] = Field(None, gt=0)  # ray: images per extraction task (default 4096)
+    threads: Optional[int] = Field(None, gt=0)  # torch/BLAS threads per task (default: this process's)
+    max_retries: int = Field(3, ge=0)  # ray: reruns of a task whose worker died
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        from crsbench.executors import EXECUTORS
+
+        if kind not in EXECUTORS:
+            raise ValueError(f"unknown executor {kind!r}; known: {', '.join(EXECUTORS)}")
+        return kind
+
+    @model_validator(mode="after")
+    def _address_for_ray(self) -> "ExecutorSpec":
+        if self.kind == "local" and self.address is not None:
+            raise ValueError("address: only the ray executor connects to a cluster")
+        return self
+
+
 class Suite(_Strict):
     name: str
     output: str = "crsbench-results"
@@ -189,6 +215,7 @@ class Suite(_Strict):
     batch_size: int = Field(32, gt=0)
     num_workers: int = Field(0, ge=0)  # DataLoader workers preparing batches; 0 on small CPUs
     crs: Optional[CRSConfig] = None  # anchors, scales, weights of the score (crs.CRSConfig); None: the defaults
+    executor: ExecutorSpec = ExecutorSpec()  # where the work runs; changes no record
 
     @field_validator("encoders", mode="before")
     @classmethod
@@ -240,8 +267,9 @@ class Suite(_Strict):
         return CRSConfig(**{**base, **overrides})
 
     def suite_hash(self) -> str:
-        """Hash of what is run: the score settings (`crs`, `baseline`) change no record and are left out."""
-        data = self.model_dump(mode="json", exclude={"crs"})
+        """Hash of what is run: the score settings (`crs`, `baseline`) and where it runs (`executor`)
+        change no record and are left out."""
+        data = self.model_dump(mode="json", exclude={"crs", "executor"})
         for encoder in data["encoders"]:
             encoder.pop("baseline", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

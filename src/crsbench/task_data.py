@@ -3,6 +3,8 @@ fit, and the evaluation set of one condition at a time (the caller holds at most
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from crsbench.conditions import CLEAN, Condition
 from crsbench.embed import CachedEmbedder, Embedding, EmbeddingRequest
 from crsbench.pipeline import EvalSet, TrainingData
@@ -11,20 +13,44 @@ from crsbench.resolve import Resolved
 from crsbench.shift import align_shift_labels
 
 
+@dataclass(frozen=True)
+class Needed:
+    """One embedding matrix a pair reads, named by suite labels (small, so it travels to workers)."""
+
+    encoder: str
+    task: str
+    split: str
+    condition: Condition = CLEAN
+
+    def request(self, resolved: Resolved) -> EmbeddingRequest:
+        """A shift condition reads the shift dataset's clean test split; the others the task's own data."""
+        encoder = resolved.encoders[self.encoder]
+        if self.condition.on_shift_data:
+            return EmbeddingRequest(encoder, resolved.shifts[self.task], "test", CLEAN)
+        return EmbeddingRequest(encoder, resolved.datasets[self.task], self.split, self.condition)
+
+
+def pair_needs(encoder: str, task: str, conditions) -> list[Needed]:
+    """What fitting and scoring a pair on `conditions` reads: train, val, then one test set each."""
+    return [Needed(encoder, task, "train"), Needed(encoder, task, "val"),
+            *(Needed(encoder, task, "test", c) for c in conditions)]
+
+
 class TaskData:
     def __init__(self, embeddings: CachedEmbedder, resolved: Resolved, encoder: str, task: str):
         self.embeddings = embeddings
         self.resolved = resolved
+        self.encoder_label = encoder
         self.encoder = resolved.encoders[encoder]
         self.task = task
         self.dataset = resolved.datasets[task]
         self._cases: dict[str, CaseSet] = {}
 
-    def _embed(self, dataset, split: str, condition: Condition = CLEAN) -> Embedding:
-        return self.embeddings.embed(EmbeddingRequest(self.encoder, dataset, split, condition))
+    def _embed(self, split: str, condition: Condition = CLEAN) -> Embedding:
+        return self.embeddings.embed(Needed(self.encoder_label, self.task, split, condition).request(self.resolved))
 
     def training(self) -> TrainingData:
-        train, val = self._embed(self.dataset, "train"), self._embed(self.dataset, "val")
+        train, val = self._embed("train"), self._embed("val")
         meta = self.dataset.meta
         return TrainingData(
             task_type=meta.task_type, n_classes=meta.n_classes,
@@ -39,10 +65,9 @@ class TaskData:
                                   self.resolved.shift_maps[self.task])
 
     def eval_set(self, condition: Condition) -> EvalSet:
+        embedded = self._embed("test", condition)
         if condition.on_shift_data:
-            embedded = self._embed(self.resolved.shifts[self.task], "test")
             return EvalSet(embedded.matrix, self._shift_labels(), embedded.content_hash)
-        embedded = self._embed(self.dataset, "test", condition)
         return EvalSet(embedded.matrix, self.dataset.split("test").labels, embedded.content_hash)
 
     def case_set(self, condition: Condition) -> CaseSet:
