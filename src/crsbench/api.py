@@ -39,6 +39,13 @@ def open_suite(suite: Suite | str | Path) -> Suite:
     return suite if isinstance(suite, Suite) else load_suite(suite_path(suite))
 
 
+def check_data(suite: Suite | str | Path) -> list:
+    """Resolve every dataset of a suite, stat its files and decode a sample (`crsbench validate --data`)."""
+    from crsbench.datacheck import check_suite_data
+
+    return check_suite_data(open_suite(suite))
+
+
 def _local_medmnist(name: str) -> Path | None:
     """The file when it is on disk and verifies; the demo never downloads behind a user's back."""
     from crsbench.datasets.medmnist import check_md5, file_md5, find_medmnist_file, medmnist_info

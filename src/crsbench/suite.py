@@ -203,8 +203,12 @@ class Suite(_Strict):
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, seeds: list[int]) -> list[int]:
-        if len(set(seeds)) != len(seeds):
-            raise ValueError("seeds must be distinct")
+        negative = [s for s in seeds if s < 0]
+        if negative:
+            raise ValueError(f"seeds must be non-negative integers, got {negative}")
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            raise ValueError(f"seeds must be distinct, {repeated} repeated")
         return seeds
 
     @model_validator(mode="after")
