@@ -1,3 +1,4 @@
+import os
 import textwrap
 
 import pytest
@@ -70,3 +71,27 @@ def test_cli_exits_2_with_one_line_error(tmp_path):
     assert len(lines) == 1 and "tasks.0.dataset.kind" in lines[0] and str(path) in lines[0].replace("\n", "")
     ok = CliRunner().invoke(app, ["validate", str(write(tmp_path, GOOD))])
     assert ok.exit_code == 0 and "2 encoders" in ok.output
+
+
+def test_output_cache_and_weights_are_relative_to_the_suite_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suites").mkdir()
+    monkeypatch.setenv("CKPT", "ckpt")
+    path = tmp_path / "suites" / "suite.yaml"
+    path.write_text(textwrap.dedent(GOOD).replace("name: t\n", "name: t\noutput: out\ncache: ${HOME}/c\n").replace(
+        "raw-pixels, {", "{name: radimagenet-resnet50, options: {weights: 'w/${CKPT}.pt'}}, {"))
+    suite = load_suite(path)
+    assert suite.output == str(tmp_path / "suites" / "out")
+    assert suite.cache == os.path.expanduser("~/c")
+    choice = suite.encoder_specs[0]
+    assert choice.options["weights"] == str(tmp_path / "suites" / "w" / "ckpt.pt")
+    assert choice.label == "radimagenet-resnet50@weights=w/${CKPT}.pt"  # the name as written, not this machine's path
+    assert "written_options" not in suite.model_dump()  # the hash sees the resolved suite only
+
+
+def test_variables_are_expanded_in_path_fields_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("WHO", "alice")
+    suite = load_suite(write(tmp_path, GOOD.replace("name: t\n", "name: 't-${WHO}'\n").replace(
+        "data/derm.npz", "'${WHO}/derm.npz'")))
+    assert suite.name == "t-${WHO}"  # a name is stored as written
+    assert suite.tasks[0].dataset.options()["path"] == str(tmp_path / "alice" / "derm.npz")

@@ -36,7 +36,11 @@ def suite_path(suite: str | Path) -> Path:
 
 
 def open_suite(suite: Suite | str | Path) -> Suite:
-    return suite if isinstance(suite, Suite) else load_suite(suite_path(suite))
+    if isinstance(suite, Suite):
+        return suite
+    path = suite_path(suite)
+    # a built-in suite lives inside the package: its results go under the current folder, not there
+    return load_suite(path, base=Path.cwd() if path != Path(suite) else None)
 
 
 def check_data(suite: Suite | str | Path) -> list:
@@ -72,7 +76,7 @@ def demo_suite(quick: bool = False, output: str | Path | None = None, use_medmni
             if found is not None:
                 task["dataset"] = {"kind": "medmnist", "name": MEDMNIST_FOR_DEMO[task["name"]], "path": str(found)}
                 task.pop("shift", None)  # MedMNIST has no second site with the same labels
-    return parse_suite(raw, source=str(path), base=path.parent)
+    return parse_suite(raw, source=str(path), base=Path.cwd())  # built-in: results under the current folder
 
 
 def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None) -> RunSummary:
