@@ -14,10 +14,11 @@ decoded lazily, one at a time, when a batch asks for them.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Optional, Sequence, Union
+from typing import ClassVar, Literal, Optional, Sequence, Union
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -31,6 +32,23 @@ from crsbench.errors import DataError
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 SPLIT_ALIASES = {"train": "train", "val": "val", "valid": "val", "validation": "val", "test": "test"}
 _SHOWN = 5  # how many offending names an error message lists
+
+
+def _size_and_mtime(path: Path) -> tuple:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+def _content(path: Path) -> tuple:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return (digest.hexdigest(),)
+
+
+# how an image enters the folder fingerprint
+FINGERPRINT_MODES = {"mtime": _size_and_mtime, "content": _content}
 
 
 class FileImages:
@@ -124,6 +142,7 @@ class FolderOptions(KindOptions):
     fractions: list[Number] = [0.7, 0.1, 0.2]
     name: Optional[str] = None
     modality: str = "generic"
+    fingerprint: Literal["mtime", "content"] = "mtime"
 
 
 class FolderDataset(FileSplits, DatasetKind):
@@ -163,7 +182,11 @@ class FolderDataset(FileSplits, DatasetKind):
         fractions: Sequence[float] = (0.7, 0.1, 0.2),
         name: str | None = None,
         modality: str = "generic",
+        fingerprint: str = "mtime",
     ):
+        if fingerprint not in FINGERPRINT_MODES:
+            raise DataError(f"fingerprint must be one of {', '.join(FINGERPRINT_MODES)}, got {fingerprint!r}")
+        self.fingerprint_mode = fingerprint
         self.root = Path(root).expanduser()
         self.csv_path = Path(csv).expanduser()
         self.image_column = image_column
@@ -190,9 +213,14 @@ class FolderDataset(FileSplits, DatasetKind):
     # ----- the Dataset protocol
 
     def fingerprint(self) -> str:
+        """`<mode>-<hash>` of the CSV, the options and each image's identity: size and modification time
+        (`mtime`, the default: an image edited in place changes it) or its bytes' SHA-256 (`content`: reads
+        every image once; survives copies that reset times). The mode is in the value, so the records and
+        the run's dataset table say which one a run used."""
         if self._fingerprint is None:
-            listing = sorted((self._relative(path), path.stat().st_size) for path in set(self.files))
-            self._fingerprint = sha256_of(
+            identity = FINGERPRINT_MODES[self.fingerprint_mode]
+            listing = sorted((self._relative(path), *identity(path)) for path in set(self.files))
+            self._fingerprint = self.fingerprint_mode + "-" + sha256_of(
                 self.csv_path.read_bytes(), json.dumps(listing), json.dumps(self._loader_options())
             )
         return self._fingerprint
