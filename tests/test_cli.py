@@ -199,3 +199,45 @@ def test_every_built_in_suite_name_validates(name):
 def test_an_unknown_suite_is_one_line_exit_2(tmp_path):
     result = CliRunner().invoke(app, ["validate", str(tmp_path / "nope.yaml")])
     assert result.exit_code == 2 and "cannot read suite file" in result.output
+
+
+def _folder_suite(tmp_path, csv_name="labels.csv"):
+    from PIL import Image
+    import numpy as np
+
+    root = tmp_path / "images"
+    root.mkdir()
+    rows = ["image,dx"]
+    for i in range(12):
+        Image.fromarray(np.full((8, 8, 3), i * 20, np.uint8)).save(root / f"{i}.png")
+        rows.append(f"{i}.png,{'ab'[i % 2]}")
+    (tmp_path / "labels.csv").write_text("\n".join(rows) + "\n")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(textwrap.dedent(f"""\
+        name: t
+        encoders: [raw-pixels]
+        tasks:
+          - name: own
+            dataset: {{kind: folder, root: images, csv: {csv_name}, label_columns: dx, image_size: 8,
+                      fractions: [0.5, 0.25, 0.25]}}
+        """))
+    return suite, root
+
+
+def test_validate_data_resolves_datasets_and_decodes_a_sample(tmp_path):
+    suite, root = _folder_suite(tmp_path)
+    result = CliRunner().invoke(app, ["validate", str(suite), "--data"])
+    assert result.exit_code == 0, result.output
+    assert "tasks.0.dataset: images: train 6, val 3, test 3; files present" in result.output
+    for image in root.glob("*.png"):  # present, but none decodes
+        image.write_bytes(b"not a png")
+    result = CliRunner().invoke(app, ["validate", str(suite), "--data"])
+    assert result.exit_code == 2 and "tasks.0.dataset: " in result.output and "cannot read image" in result.output
+    assert CliRunner().invoke(app, ["validate", str(suite)]).exit_code == 0  # without --data no data is read
+
+
+def test_validate_data_names_a_mistyped_path(tmp_path):
+    suite, _ = _folder_suite(tmp_path, csv_name="lables.csv")
+    result = CliRunner().invoke(app, ["validate", str(suite), "--data"])
+    assert result.exit_code == 2 and "tasks.0.dataset: labels CSV not found: " in result.output
+    assert len(_error_lines(result.output)) == 1

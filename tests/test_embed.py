@@ -99,13 +99,71 @@ def test_cache_key_separates_everything_that_changes_the_vectors(tmp_path):
 
 
 @pytest.mark.parametrize("resize,pil_filter", [("bilinear", "BILINEAR"), ("bicubic", "BICUBIC")])
-def test_resize_batch_matches_pil_closely(resize, pil_filter):
+def test_resize_batch_matches_pil_float_resize(resize, pil_filter):
+    """One float resize, as PIL resizes a float ('F') image with the same antialiased filter; no rounding."""
     from PIL import Image
 
     images = np.random.default_rng(0).integers(0, 256, (2, 40, 40, 3), dtype=np.uint8)
-    ours = resize_batch(images, 16, resize).astype(int)
-    pil = np.stack([np.asarray(Image.fromarray(im).resize((16, 16), getattr(Image, pil_filter))) for im in images])
-    assert np.abs(ours - pil.astype(int)).mean() < 1.5
-    assert resize_batch(images, 40, resize) is images
+    ours = resize_batch(images, 16, resize)
+    assert ours.dtype == np.float32 and ours.shape == (2, 16, 16, 3)
+    pil = np.stack([
+        np.stack([np.asarray(Image.fromarray(im[..., c].astype(np.float32), mode="F").resize(
+            (16, 16), getattr(Image, pil_filter))) for c in range(3)], axis=-1)
+        for im in images
+    ])
+    assert np.abs(ours - np.clip(pil, 0, 255)).mean() < 0.5
+    assert not np.allclose(ours, np.round(ours))  # not rounded to whole grey levels
+    same = resize_batch(images, 40, resize)
+    assert same.dtype == np.float32 and np.array_equal(same, images)
     with pytest.raises(ValueError, match="unknown resize"):
         resize_batch(images, 16, "lanczos")
+
+
+def test_upsampled_pixels_reach_the_encoder_in_float(tmp_path):
+    """28 -> 64 upsampling: the encoder sees the float resize, not one rounded back to uint8."""
+    seen = []
+
+    class Recording(CountingEncoder):
+        def encode(self, images):
+            seen.append(images)
+            return super().encode(images)
+
+    encoder = Recording()
+    encoder.spec = encoder.spec.replace(resize=64)
+    dataset = TinyDataset(n=4)
+    Embedder(batch_size=4).embed(EmbeddingRequest(encoder, dataset, "test"))
+    pixels = seen[0]
+    assert pixels.dtype == np.float32 and pixels.shape == (4, 64, 64, 3)
+    np.testing.assert_allclose(pixels, resize_batch(dataset._images, 64, "bilinear"), rtol=0, atol=1e-4)
+    assert np.abs(pixels - np.round(pixels)).max() > 0.1
+
+
+def test_perturbation_runs_on_the_stored_image_before_the_one_resize(tmp_path):
+    from crsbench.conditions import Condition
+    from crsbench.perturbations import perturb
+
+    seen = []
+
+    class Recording(CountingEncoder):
+        def encode(self, images):
+            seen.append(images)
+            return super().encode(images)
+
+    encoder = Recording()
+    encoder.spec = encoder.spec.replace(resize=32)
+    dataset = TinyDataset(n=3)
+    condition = Condition.perturbation("gaussian_noise", 3, seed=1)
+    Embedder(batch_size=3).embed(EmbeddingRequest(encoder, dataset, "test", condition))
+    ids = [f"test-{i}" for i in range(3)]
+    expected = resize_batch(perturb(dataset._images, ids, "gaussian_noise", 3, 1), 32, "bilinear")
+    np.testing.assert_allclose(seen[0], expected, atol=1e-4)
+
+
+def test_cache_key_carries_the_embedding_version(monkeypatch):
+    import crsbench.embed as embed
+
+    request = EmbeddingRequest(CountingEncoder(), TinyDataset(), "test")
+    before = request.key()
+    assert request.describe()["embedding_version"] == embed.EMBEDDING_VERSION
+    monkeypatch.setattr(embed, "EMBEDDING_VERSION", "embed-older")
+    assert request.key() != before

@@ -308,3 +308,34 @@ def test_unknown_task_type(single_label_tree):
 def test_unknown_split_name(single_label_tree):
     with pytest.raises(DataError, match="unknown split 'dev'"):
         make_single(single_label_tree).split("dev")
+
+
+def test_an_image_edited_in_place_with_the_same_size_changes_the_fingerprint(single_label_tree):
+    import os
+
+    root, _ = single_label_tree
+    base = make_single(single_label_tree)
+    assert base.fingerprint().startswith("mtime-")  # the mode a run used is in the value
+    image = root / "img05.png"
+    stat = image.stat()
+    save_image(image, seed=123)  # same size (same dimensions, PNG of noise), new pixels
+    os.utime(image, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert make_single(single_label_tree).fingerprint() != base.fingerprint()
+
+
+def test_content_fingerprint_follows_the_bytes_not_the_time(single_label_tree):
+    import os
+
+    root, _ = single_label_tree
+    base = make_single(single_label_tree, fingerprint="content").fingerprint()
+    assert base.startswith("content-")
+    image = root / "img05.png"
+    os.utime(image, ns=(0, 0))  # a copy that resets times: the content hash does not care
+    assert make_single(single_label_tree, fingerprint="content").fingerprint() == base
+    data = bytearray(image.read_bytes())
+    data[-20] ^= 0xFF  # same size, other bytes, time restored
+    image.write_bytes(bytes(data))
+    os.utime(image, ns=(0, 0))
+    assert make_single(single_label_tree, fingerprint="content").fingerprint() != base
+    with pytest.raises(DataError, match="fingerprint must be one of mtime, content"):
+        make_single(single_label_tree, fingerprint="size")

@@ -83,6 +83,8 @@ def sk_balanced_accuracy(task_type, y, proba):
 
 def sk_brier(task_type, y, proba):
     k = proba.shape[1]
+    if task_type != "multi_label" and k == 2:
+        return brier_score_loss(y, proba[:, 1])  # the standard binary value, of the positive column
     if task_type != "multi_label":
         return brier_score_loss(y, proba, labels=list(range(k)), scale_by_half=False)
     values = []
@@ -203,7 +205,8 @@ def test_auroc_matches_sklearn(task_type, seed):
     expected = sk_auroc_per_class(task_type, y, proba)
     got = M.auroc_per_class(task_type, y, proba)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
-    assert M.auroc_macro(task_type, y, proba) == pytest.approx(np.nanmean(expected), abs=1e-12)
+    summary = expected[1] if task_type != "multi_label" and proba.shape[1] == 2 else np.nanmean(expected)
+    assert M.auroc_macro(task_type, y, proba) == pytest.approx(summary, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -503,23 +506,39 @@ def test_kappa_uses_grade_distance_even_when_a_grade_is_absent():
 
 
 @pytest.mark.parametrize("k", [2, 3, 5])
-def test_brier_relation_to_sklearn_default_scaling(k):
-    # sklearn 1.9 brier_score_loss(scale_by_half="auto") halves only when k == 2.
+@pytest.mark.parametrize("task_type", ["single_label", "ordinal"])
+def test_brier_is_sklearns_default_value(task_type, k):
+    """Binary: sklearn's brier_score_loss of the positive column; more classes: its multi-class sum."""
     y, proba = make_single(0, k=k)
-    ours = M.brier("single_label", y, proba)
-    sklearn_default = brier_score_loss(y, proba, labels=list(range(k)))
-    expected_factor = 0.5 if k == 2 else 1.0
-    assert sklearn_default == pytest.approx(expected_factor * ours, abs=1e-12)
-    assert brier_score_loss(y, proba, labels=list(range(k)), scale_by_half=True) == pytest.approx(
-        ours / 2, abs=1e-12
-    )
+    ours = M.brier(task_type, y, proba)
+    assert ours == pytest.approx(brier_score_loss(y, proba, labels=list(range(k))), abs=1e-12)
+    if k == 2:
+        assert ours == pytest.approx(brier_score_loss(y, proba[:, 1]), abs=1e-12)
+        assert 0.0 <= ours <= 1.0
     assert 0.0 <= ours <= 2.0
 
 
 def test_brier_range_extremes():
     y = np.array([0, 1])
     assert M.brier("single_label", y, np.array([[1.0, 0.0], [0.0, 1.0]])) == 0.0
-    assert M.brier("single_label", y, np.array([[0.0, 1.0], [1.0, 0.0]])) == 2.0
+    assert M.brier("single_label", y, np.array([[0.0, 1.0], [1.0, 0.0]])) == 1.0  # binary: range [0, 1]
+    y3 = np.array([0, 1])
+    assert M.brier("single_label", y3, np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])) == 2.0
+
+
+def test_binary_auroc_is_the_positive_columns_even_with_ties_from_one_minus_p():
+    """1 - p in float can tie where p does not: the mean of both columns then differs from the standard."""
+    from sklearn.metrics import roc_auc_score
+
+    p = np.array([1e-17, 2e-17, 0.3, 0.6, 0.7, 0.9])  # 1 - p: 1.0 twice
+    y = np.array([0, 1, 1, 0, 1, 0])
+    proba = np.stack([1 - p, p], axis=1)
+    assert np.unique(proba[:, 0]).size < np.unique(p).size  # 1 - p created a tie
+    expected = roc_auc_score(y, p)
+    assert M.auroc_macro("single_label", y, proba) == pytest.approx(expected, abs=1e-12)
+    assert M.evaluate("single_label", y, proba)["auroc"] == pytest.approx(expected, abs=1e-12)
+    per_class = M.auroc_per_class("single_label", y, proba)
+    assert per_class.mean() != pytest.approx(expected, abs=1e-6)  # the old convention was off here
 
 
 @pytest.mark.parametrize("task_type", ALL_TYPES)

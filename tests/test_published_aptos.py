@@ -67,7 +67,8 @@ def test_missing_csv_and_image_folder(aptos):
 def test_missing_image_fail_or_drop(aptos):
     first = rows_of(aptos)[0][0]
     (aptos / "train_images" / f"{first}.png").unlink()
-    with pytest.raises(DataError, match=f"1 listed images not found: {first}"):
+    # the error names the CSV and the line that lists the image, not only the dataset
+    with pytest.raises(DataError, match=rf"^{aptos}/train.csv line 2: 1 listed images not found: {first} \(first: "):
         APTOS2019Dataset(aptos)
     dataset = APTOS2019Dataset(aptos, missing="drop")
     assert dataset.dropped == {"missing_image": 1} and len(dataset.ids) == 19

@@ -157,3 +157,23 @@ def test_an_old_database_is_read_without_writing_to_it(tmp_path):
         frame = store.records()
     assert list(frame.columns) == [name for name, _ in RECORD_COLUMNS] and frame["probe_converged"].isna().all()
     assert frame["encoder"].tolist() == ["enc"] and path.read_bytes() == before
+
+
+def test_schema_1_binary_records_are_read_in_todays_conventions():
+    import json as _json
+
+    from crsbench.records import RECORD_SCHEMA_VERSION, upgrade_records
+
+    old = pd.DataFrame([
+        {"task_type": "single_label", "brier": 0.4, "auroc": 0.75, "auroc_per_class": _json.dumps([0.7, 0.8]),
+         "positives_eval": _json.dumps([5, 5]), "schema_version": None},
+        {"task_type": "single_label", "brier": 0.9, "auroc": 0.6, "auroc_per_class": _json.dumps([0.5, 0.6, 0.7]),
+         "positives_eval": _json.dumps([3, 3, 4]), "schema_version": None},
+        {"task_type": "ordinal", "brier": 0.2, "auroc": 0.9, "auroc_per_class": [0.9, 0.9],
+         "positives_eval": [4, 6], "schema_version": 2},
+    ])
+    read = upgrade_records(old)
+    assert read["brier"].tolist() == [0.2, 0.9, 0.2]  # binary schema-1 halved; multi-class and new unchanged
+    assert read["auroc"].tolist() == [0.8, 0.6, 0.9]  # the positive column's
+    assert (read["schema_version"] == RECORD_SCHEMA_VERSION).all()
+    assert old["brier"].tolist() == [0.4, 0.9, 0.2]  # the stored values are not touched

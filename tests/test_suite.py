@@ -1,3 +1,4 @@
+import os
 import textwrap
 
 import pytest
@@ -38,7 +39,8 @@ def test_good_suite_loads_with_defaults_and_resolves_paths(tmp_path):
         (("kind: medmnist", "kind: zip"), "tasks.0.dataset.kind: unknown dataset kind 'zip'"),
         (("[1.0, 0.1]", "[0.5, 0.1]"), "fractions: must include 1.0"),
         (("[1.0, 0.1]", "[1.0, 2]"), "fractions: every label fraction must be in (0, 1]"),
-        (("name: t\n", "name: t\nseeds: [1, 1]\n"), "seeds: seeds must be distinct"),
+        (("name: t\n", "name: t\nseeds: [1, 1]\n"), "seeds: seeds must be distinct, [1] repeated"),
+        (("name: t\n", "name: t\nseeds: [0, -1]\n"), "seeds: seeds must be non-negative integers, got [-1]"),
         (("name: t\n", "name: t\nreference: other\n"), "reference: 'other' is not one of"),
         (("name: t\n", "name: t\nbatch_size: 0\n"), "batch_size: Input should be greater than 0"),
         (("name: t\n", "name: t\nprobe: {c_grid: [-1]}\n"), "probe.c_grid: must be a non-empty list"),
@@ -69,3 +71,27 @@ def test_cli_exits_2_with_one_line_error(tmp_path):
     assert len(lines) == 1 and "tasks.0.dataset.kind" in lines[0] and str(path) in lines[0].replace("\n", "")
     ok = CliRunner().invoke(app, ["validate", str(write(tmp_path, GOOD))])
     assert ok.exit_code == 0 and "2 encoders" in ok.output
+
+
+def test_output_cache_and_weights_are_relative_to_the_suite_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suites").mkdir()
+    monkeypatch.setenv("CKPT", "ckpt")
+    path = tmp_path / "suites" / "suite.yaml"
+    path.write_text(textwrap.dedent(GOOD).replace("name: t\n", "name: t\noutput: out\ncache: ${HOME}/c\n").replace(
+        "raw-pixels, {", "{name: radimagenet-resnet50, options: {weights: 'w/${CKPT}.pt'}}, {"))
+    suite = load_suite(path)
+    assert suite.output == str(tmp_path / "suites" / "out")
+    assert suite.cache == os.path.expanduser("~/c")
+    choice = suite.encoder_specs[0]
+    assert choice.options["weights"] == str(tmp_path / "suites" / "w" / "ckpt.pt")
+    assert choice.label == "radimagenet-resnet50@weights=w/${CKPT}.pt"  # the name as written, not this machine's path
+    assert "written_options" not in suite.model_dump()  # the hash sees the resolved suite only
+
+
+def test_variables_are_expanded_in_path_fields_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("WHO", "alice")
+    suite = load_suite(write(tmp_path, GOOD.replace("name: t\n", "name: 't-${WHO}'\n").replace(
+        "data/derm.npz", "'${WHO}/derm.npz'")))
+    assert suite.name == "t-${WHO}"  # a name is stored as written
+    assert suite.tasks[0].dataset.options()["path"] == str(tmp_path / "alice" / "derm.npz")

@@ -40,7 +40,18 @@ def suite_path(suite: str | Path) -> Path:
 
 
 def open_suite(suite: Suite | str | Path) -> Suite:
-    return suite if isinstance(suite, Suite) else load_suite(suite_path(suite))
+    if isinstance(suite, Suite):
+        return suite
+    path = suite_path(suite)
+    # a built-in suite lives inside the package: its results go under the current folder, not there
+    return load_suite(path, base=Path.cwd() if path != Path(suite) else None)
+
+
+def check_data(suite: Suite | str | Path) -> list:
+    """Resolve every dataset of a suite, stat its files and decode a sample (`crsbench validate --data`)."""
+    from crsbench.datacheck import check_suite_data
+
+    return check_suite_data(open_suite(suite))
 
 
 def _local_medmnist(name: str) -> Path | None:
@@ -69,7 +80,7 @@ def demo_suite(quick: bool = False, output: str | Path | None = None, use_medmni
             if found is not None:
                 task["dataset"] = {"kind": "medmnist", "name": MEDMNIST_FOR_DEMO[task["name"]], "path": str(found)}
                 task.pop("shift", None)  # MedMNIST has no second site with the same labels
-    return parse_suite(raw, source=str(path), base=path.parent)
+    return parse_suite(raw, source=str(path), base=Path.cwd())  # built-in: results under the current folder
 
 
 def with_executor(suite: Suite, kind: str | None = None, address: str | None = None) -> Suite:

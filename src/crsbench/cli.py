@@ -118,9 +118,16 @@ def run(
 
 @app.command()
 @handled
-def validate(suite: str = SUITE_ARGUMENT) -> None:
-    """Check a suite file without running it."""
+def validate(
+    suite: str = SUITE_ARGUMENT,
+    data: bool = typer.Option(False, "--data", help="Also resolve every dataset: files present, a sample decoded."),
+) -> None:
+    """Check a suite file without running it (with --data, its datasets too)."""
     loaded = api.open_suite(suite)
+    if data:
+        for check in api.check_data(loaded):
+            sizes = ", ".join(f"{split} {n}" for split, n in check.sizes.items())
+            console.print(Text(f"{check.field}: {check.name}: {sizes}; files present, {check.decoded} images decoded"))
     console.print(Text(
         f"{suite}: ok ({len(loaded.encoder_specs)} encoders, {len(loaded.tasks)} tasks, "
         f"{len(loaded.seeds)} seeds, {len(loaded.fractions)} fractions)"

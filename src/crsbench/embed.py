@@ -52,13 +52,14 @@ class EmbeddingRequest:
 
     def key(self) -> str:
         return sha256_of(
-            encoder_facts(self.encoder).fingerprint, self.dataset.meta.name, self.dataset.fingerprint(), self.split,
+            EMBEDDING_VERSION, encoder_facts(self.encoder).fingerprint, self.dataset.meta.name, self.dataset.fingerprint(), self.split,
             self.condition.cache_id(),
         )[:32]
 
     def describe(self) -> dict:
         facts = encoder_facts(self.encoder)
         return {
+            "embedding_version": EMBEDDING_VERSION,
             "encoder": facts.name,
             "encoder_fingerprint": facts.fingerprint,
             "dataset": self.dataset.meta.name,
@@ -82,28 +83,41 @@ def content_hash(matrix: np.ndarray) -> str:
 
 RESIZE_FILTERS = ("bilinear", "bicubic")  # always antialiased, as PIL resizes
 
+# Part of every embedding cache key: bumped whenever the engine's pixels change, so an embedding made by
+# an older engine is never served. 2: one float resize, no rounding to uint8 before the encoder.
+EMBEDDING_VERSION = "embed-2"
+
 
 def resize_batch(images: np.ndarray, size: int, resize: str = "bilinear") -> np.ndarray:
-    """uint8 [b, H, W, 3] -> uint8 [b, size, size, 3]; antialiased as PIL does, with the encoder's filter."""
+    """uint8 (or float) [b, H, W, 3] -> float32 [b, size, size, 3] in [0, 255], resized once in float.
+
+    Antialiased as PIL resizes, with the encoder's filter; the result is never rounded, since half a
+    grey level of rounding moves a network's embedding measurably. Values are clamped to [0, 255]
+    (bicubic overshoots at edges) so every encoder sees pixels in one range.
+    """
+    if resize not in RESIZE_FILTERS:
+        raise ValueError(f"unknown resize {resize!r}; known: {', '.join(RESIZE_FILTERS)}")
     if images.shape[1] == size and images.shape[2] == size:
-        return images
+        return np.asarray(images, dtype=np.float32)
     import torch
     import torch.nn.functional as F
 
-    if resize not in RESIZE_FILTERS:
-        raise ValueError(f"unknown resize {resize!r}; known: {', '.join(RESIZE_FILTERS)}")
     x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float()
     y = F.interpolate(x, size=(size, size), mode=resize, antialias=True, align_corners=False)
-    return y.round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
+    return y.clamp_(0, 255).permute(0, 2, 3, 1).contiguous().numpy()
 
 
 def _prepare(condition: Condition, size: int, resize: str, batch: np.ndarray, ids: Sequence[str]) -> np.ndarray:
-    """Condition, then resize; runs inside DataLoader workers, hence module-level (picklable)."""
+    """The condition on the stored uint8 images, then the single float resize; runs inside DataLoader
+    workers, hence module-level (picklable)."""
     return resize_batch(condition.apply(batch, ids), size, resize)
 
 
 class Embedder:
     """The extraction engine: batches in split order, condition, resize, encode.
+
+    Each stored uint8 image is altered by the condition (perturbations are defined on stored images),
+    then resized once, in float, to the encoder's `spec.resize`; `encode` receives float32 [0, 255].
 
     Batches come from a DataLoader (`num_workers` processes prepare them while the encoder runs);
     0 workers is the default because on a small CPU a worker competes with the encoder's threads.

@@ -34,7 +34,8 @@ class _BatchesDataset:
         if self.prepare is not None:
             batch = self.prepare(batch, [self.ids[i] for i in index])
         # tensors, so the DataLoader can pin them for an asynchronous copy to the GPU
-        return torch.from_numpy(index), torch.from_numpy(np.ascontiguousarray(batch, dtype=np.uint8))
+        # the batch keeps its dtype: uint8 as stored, float32 once prepared (never rounded back)
+        return torch.from_numpy(index), torch.from_numpy(np.ascontiguousarray(batch))
 
 
 def iter_batches(
@@ -45,7 +46,9 @@ def iter_batches(
     pin_memory: bool | None = None,
     prepare: BatchPrepare | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Yield (indices, uint8 batch [b, H, W, 3]) in split order, whatever the number of workers.
+    """Yield (indices, batch [b, H, W, 3]) in split order, whatever the number of workers.
+
+    The batch is uint8 as stored, or what `prepare` returns (the engine: float32 pixels in [0, 255]).
 
     `prepare(batch, batch_ids)` runs inside the workers (image condition, resize); with workers it
     must be picklable (a module-level function or functools.partial). `pin_memory=None` pins when

@@ -187,9 +187,22 @@ def auroc_per_class(task_type: str, y_true, proba) -> np.ndarray:
     return auroc
 
 
+def _is_binary(task_type: str, proba: np.ndarray) -> bool:
+    return not _is_multi_label(task_type) and proba.shape[1] == 2
+
+
+def _summary_auroc(task_type: str, per_class: np.ndarray) -> float:
+    """Binary: the positive column's AUROC (the standard value; averaging in 1 - p can differ through ties).
+    Otherwise the mean over the classes / labels where it is defined."""
+    if not _is_multi_label(task_type) and len(per_class) == 2:
+        return float(per_class[1])
+    return _nanmean_or_nan(per_class)
+
+
 def auroc_macro(task_type: str, y_true, proba) -> float:
-    """Mean of ``auroc_per_class`` over the classes where it is defined; NaN if none."""
-    return _nanmean_or_nan(auroc_per_class(task_type, y_true, proba))
+    """Binary single-label: AUROC of the positive column (sklearn's ``roc_auc_score(y, proba[:, 1])``).
+    Otherwise the mean of ``auroc_per_class`` over the classes where it is defined; NaN if none."""
+    return _summary_auroc(task_type, auroc_per_class(task_type, y_true, proba))
 
 
 # --------------------------------------------------------------------------- accuracy-type
@@ -437,17 +450,19 @@ def calibration_error_debiased(task_type: str, y_true, proba, n_bins: int = 15) 
 
 
 def brier(task_type: str, y_true, proba) -> float:
-    """Brier score.
+    """Brier score, in the convention a reader will compare with the literature.
 
-    single_label/ordinal: ``mean_i sum_c (p_ic - onehot_ic)**2``, the original
-    multi-class Brier score, range [0, 2]. sklearn>=1.7 ``brier_score_loss(y, proba,
-    labels=range(k))`` returns the same for k >= 3, but for k == 2 its default
-    ``scale_by_half="auto"`` halves it (sklearn = this / 2); ``scale_by_half=False``
-    matches for every k.
-    multi_label: per label, mean of ``(p - y)**2`` on unmasked entries (binary Brier,
-    range [0, 1]), averaged over labels with any unmasked entry.
+    Two classes: the standard binary Brier score ``mean_i (p_i1 - y_i)**2`` of the
+    positive column, range [0, 1]; equal to sklearn's ``brier_score_loss(y, proba[:, 1])``.
+    More than two classes (single_label/ordinal): ``mean_i sum_c (p_ic - onehot_ic)**2``,
+    the original multi-class Brier score, range [0, 2]; equal to sklearn>=1.7
+    ``brier_score_loss(y, proba, labels=range(k))``.
+    multi_label: per label, the binary Brier score on unmasked entries, averaged over
+    labels with any unmasked entry.
     """
     y, proba = _validate(task_type, y_true, proba)
+    if _is_binary(task_type, proba):
+        return float(((proba[:, 1] - (y == 1)) ** 2).mean())
     if not _is_multi_label(task_type):
         return float(((proba - _one_hot(y, proba.shape[1])) ** 2).sum(axis=1).mean())
     observed = ~np.isnan(y)
@@ -525,7 +540,7 @@ def evaluate(task_type: str, y_true, proba, n_bins: int = 15) -> dict:
     n_bins = _validate_n_bins(n_bins)
     per_class = auroc_per_class(task_type, y, proba)
     return {
-        "auroc": _nanmean_or_nan(per_class),
+        "auroc": _summary_auroc(task_type, per_class),
         "auroc_per_class": [_float_or_none(value) for value in per_class],
         "balanced_accuracy": balanced_accuracy(task_type, y, proba),
         "kappa_quadratic": quadratic_kappa(y, proba) if task_type == "ordinal" else None,

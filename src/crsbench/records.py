@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from crsbench.errors import DataError
 
 CONDITION_KINDS: tuple[str, ...] = ("clean", "perturbation", "shift")
+# 2: binary Brier and AUROC are the positive column's (sklearn's values); 1 (null): written before versions,
+# when binary Brier was summed over both columns (twice the standard) and AUROC averaged both columns.
+RECORD_SCHEMA_VERSION = 2
 TaskType = Literal["single_label", "multi_label", "ordinal"]
 ConditionKind = Literal["clean", "perturbation", "shift"]
 
@@ -96,6 +99,11 @@ class RunRecord(BaseModel):
     fit_seconds: Optional[float] = _column("probe fit time", unit="s")
     eval_seconds: Optional[float] = _column("evaluation time", unit="s")
     created_at: Optional[str] = _column("ISO-8601 UTC time the record was written")
+    schema_version: Optional[int] = Field(
+        RECORD_SCHEMA_VERSION,
+        description="metric conventions the record was written with (see below); null: written before versions",
+        json_schema_extra={"unit": "", "role": "provenance", "scored": False},
+    )
 
     def as_row(self) -> dict[str, Any]:
         """The record as the store writes it: JSON text for list fields."""
@@ -180,6 +188,44 @@ def _plain(value: Any, name: str) -> Any:
     return value
 
 
+# --------------------------------------------------------------------------- older records
+
+
+def _length(value: Any) -> int:
+    """Length of a list field as stored (JSON text) or read (a list); 0 when absent."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    return len(value) if isinstance(value, (list, tuple, np.ndarray)) else 0
+
+
+def upgrade_records(records: pd.DataFrame) -> pd.DataFrame:
+    """A copy with records of schema 1 (null `schema_version`) read in today's conventions.
+
+    Binary single-label and ordinal records: Brier halved (it was summed over both columns, twice
+    sklearn's value); AUROC taken from the positive column of `auroc_per_class` (it was the mean of both
+    columns). Multi-class and multi-label records are unchanged. The records themselves are never rewritten.
+    """
+    out = records.copy()
+    version = out["schema_version"] if "schema_version" in out.columns else pd.Series(np.nan, index=out.index)
+    old = pd.to_numeric(version, errors="coerce").fillna(1) < 2
+    if not old.any() or "task_type" not in out.columns:
+        return out
+    per_class = out["auroc_per_class"] if "auroc_per_class" in out.columns else pd.Series(None, index=out.index)
+    positives = out["positives_eval"] if "positives_eval" in out.columns else pd.Series(None, index=out.index)
+    classes = [max(_length(a), _length(p)) for a, p in zip(per_class, positives)]
+    binary = old & out["task_type"].isin(["single_label", "ordinal"]) & (pd.Series(classes, index=out.index) == 2)
+    if "brier" in out.columns:
+        out.loc[binary, "brier"] = pd.to_numeric(out.loc[binary, "brier"], errors="coerce") / 2
+    if "auroc" in out.columns:
+        for index in out.index[binary]:
+            value = per_class[index]
+            values = json.loads(value) if isinstance(value, str) else value
+            if values is not None and values[1] is not None:
+                out.at[index, "auroc"] = float(values[1])
+    out["schema_version"] = np.where(old, RECORD_SCHEMA_VERSION, version)
+    return out
+
+
 # --------------------------------------------------------------------------- one grid
 
 
@@ -247,7 +293,7 @@ def normalise_keys(records: pd.DataFrame) -> pd.DataFrame:
         raise RecordsError(f"records lack required column(s) {missing} (see docs/records.md)")
     if records.empty:
         raise RecordsError("records table is empty: nothing to score")
-    out = records.copy()
+    out = upgrade_records(records)
     for column in ("encoder", "task", "condition_kind", "condition"):
         out[column] = out[column].astype(str)
     out["seed"] = pd.to_numeric(out["seed"]).astype(np.int64)

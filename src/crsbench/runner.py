@@ -22,6 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
+from crsbench.class_support import report_and_check
 from crsbench.conditions import Condition
 from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache
 from crsbench.embedding_jobs import extract_missing, register_context, release_context
@@ -88,6 +89,7 @@ class SuiteRun:
     def _run(self) -> RunSummary:
         units = plan(self.suite)
         resolved = resolve(self.suite)
+        report_and_check(resolved.datasets, self.progress.log)  # class counts shown; an unusable class refused
         keys = unit_keys(units, resolved, self.probe_config.fingerprint())
         run = RunIdentity(uuid.uuid4().hex[:12], self.suite.suite_hash(), self.probe_config.fingerprint())
         with OutputLock(self.output, self.wait_s), ResultsStore(self.output / "results.sqlite") as store:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -17,6 +18,9 @@ from crsbench.errors import SuiteError
 
 DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
 PATH_OPTIONS = ("path", "root", "csv")  # dataset options resolved relative to the suite file
+ENCODER_PATH_OPTIONS = ("weights",)  # encoder options resolved relative to the suite file
+SUITE_PATHS = ("output", "cache")  # suite fields resolved relative to the suite file
+_UNSET_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*")
 
 
 class _Strict(BaseModel):
@@ -31,6 +35,8 @@ class EncoderChoice(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
     label_: Optional[str] = Field(None, alias="label", pattern=r"^[A-Za-z0-9_.@=,-]+$")
     baseline: bool = False  # a floor baseline: scored, but left out of the rank statistics
+    # path options as the suite file wrote them (set when they were resolved), for the label only
+    written_options: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
 
     @field_validator("name")
     @classmethod
@@ -72,7 +78,8 @@ class EncoderChoice(_Strict):
         base = self.name if self.spec is None else self.spec.name
         if not self.options:
             return base
-        return base + "@" + ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+        shown = {**self.options, **self.written_options}
+        return base + "@" + ",".join(f"{k}={v}" for k, v in sorted(shown.items()))
 
     def build(self):
         """The encoder, with the suite's options."""
@@ -237,8 +244,12 @@ class Suite(_Strict):
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, seeds: list[int]) -> list[int]:
-        if len(set(seeds)) != len(seeds):
-            raise ValueError("seeds must be distinct")
+        negative = [s for s in seeds if s < 0]
+        if negative:
+            raise ValueError(f"seeds must be non-negative integers, got {negative}")
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            raise ValueError(f"seeds must be distinct, {repeated} repeated")
         return seeds
 
     @model_validator(mode="after")
@@ -275,22 +286,53 @@ class Suite(_Strict):
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _resolve_paths(raw: Any, base: Path) -> Any:
-    """Expand ${VARS} and make dataset paths relative to the suite file, so a suite runs from anywhere."""
-    if isinstance(raw, dict):
-        return {k: _resolve_value(k, v, base) for k, v in raw.items()}
-    if isinstance(raw, list):
-        return [_resolve_paths(v, base) for v in raw]
-    return raw
+def _resolve_paths(raw: dict, base: Path) -> dict:
+    """Make every path field relative to the suite file, so a suite runs from anywhere.
+
+    Path fields: `output`, `cache`, each encoder's `weights` option, each dataset's `path`, `root` and
+    `csv`. `${VARS}` and `~` are expanded in those fields only: names (of the suite, tasks, encoders) are
+    stored exactly as written.
+    """
+    out = dict(raw)
+    for key in SUITE_PATHS:
+        out[key] = _path(out.get(key), base)
+    if isinstance(out.get("encoders"), list):
+        out["encoders"] = [_resolve_encoder(encoder, base) for encoder in out["encoders"]]
+    if isinstance(out.get("tasks"), list):
+        out["tasks"] = [
+            {**task, **{role: _resolve_options(task[role], PATH_OPTIONS, base)
+                        for role in ("dataset", "shift") if isinstance(task.get(role), dict)}}
+            if isinstance(task, dict) else task
+            for task in out["tasks"]
+        ]
+    return {k: v for k, v in out.items() if v is not None or k in raw}
 
 
-def _resolve_value(key: str, value: Any, base: Path) -> Any:
-    if isinstance(value, str):
-        value = os.path.expandvars(value)
-        if key in PATH_OPTIONS and not Path(value).is_absolute():
-            return str(base / value)
+def _resolve_encoder(encoder: Any, base: Path) -> Any:
+    if not isinstance(encoder, dict) or not isinstance(encoder.get("options"), dict):
+        return encoder
+    options = encoder["options"]
+    resolved = _resolve_options(options, ENCODER_PATH_OPTIONS, base)
+    if resolved == options:
+        return encoder
+    # the label (the name in records) keeps the path as written, not this machine's absolute path
+    written = {k: options[k] for k in ENCODER_PATH_OPTIONS if k in options}
+    return {**encoder, "options": resolved, "written_options": written}
+
+
+def _resolve_options(options: dict, keys: tuple[str, ...], base: Path) -> dict:
+    return {k: _path(v, base) if k in keys else v for k, v in options.items()}
+
+
+def _path(value: Any, base: Path) -> Any:
+    """A path field: variables and ~ expanded, then relative paths taken from `base`. An unset ${VAR}
+    stays as written, so the dataset that reads it can name the variable."""
+    if not isinstance(value, str):
         return value
-    return _resolve_paths(value, base)
+    value = os.path.expanduser(os.path.expandvars(value))
+    if Path(value).is_absolute() or _UNSET_VARIABLE.search(value):
+        return value
+    return str(base / value)
 
 
 def _field_path(location: tuple) -> str:
@@ -314,7 +356,8 @@ def parse_suite(data: Any, source: str = "<suite>", base: Path | None = None) ->
         raise SuiteError(f"{source}: {field}: {message}{extra}") from None
 
 
-def load_suite(path: str | Path) -> Suite:
+def load_suite(path: str | Path, base: Path | None = None) -> Suite:
+    """A suite file; its path fields are relative to its folder (or to `base` when given)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -326,4 +369,4 @@ def load_suite(path: str | Path) -> Suite:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
         raise SuiteError(f"{path}:{where} not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    return parse_suite(data, source=str(path), base=path.resolve().parent)
+    return parse_suite(data, source=str(path), base=base or path.resolve().parent)

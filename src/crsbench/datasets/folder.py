@@ -1,7 +1,8 @@
 """A folder of images plus a labels CSV, for a team's own data.
 
-The CSV has one row per image: a column naming the image file (relative to the root folder;
-the extension may be left off, then the known image extensions are tried), one label column
+The CSV has one row per image: a column naming the image file (relative to the root folder, and
+inside it once symbolic links are followed: an absolute path, `..` out of the folder or a link
+leading out is refused, naming the CSV line; the extension may be left off, then the known image extensions are tried), one label column
 for single-label and ordinal tasks or several 0/1 columns for multi-label tasks, and optionally
 a group column (patient / lesion id) and a split column (train / val / test). Without a split
 column the splits come from `grouped_stratified_split`.
@@ -13,18 +14,20 @@ decoded lazily, one at a time, when a batch asks for them.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Iterator, Optional, Sequence, Union
+from typing import ClassVar, Iterator, Literal, Optional, Sequence, Union
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, Number, PathLike
+from crsbench.datasets.paths import check_contained, contained
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
 
@@ -33,17 +36,40 @@ SPLIT_ALIASES = {"train": "train", "val": "val", "valid": "val", "validation": "
 _SHOWN = 5  # how many offending names an error message lists
 
 
-class FileImages:
-    """Images decoded from files on demand: uint8 RGB, resized (shorter side) and centre-cropped to size x size."""
+def _size_and_mtime(path: Path) -> tuple:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
 
-    def __init__(self, paths: Sequence[Path | str], size: int):
+
+def _content(path: Path) -> tuple:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return (digest.hexdigest(),)
+
+
+# how an image enters the folder fingerprint
+FINGERPRINT_MODES = {"mtime": _size_and_mtime, "content": _content}
+
+
+class FileImages:
+    """Images decoded from files on demand: uint8 RGB, resized (shorter side) and centre-cropped to size x size.
+
+    With `inside`, each file's real path (symbolic links followed) must lie in that folder when it is read.
+    """
+
+    def __init__(self, paths: Sequence[Path | str], size: int, inside: Path | str | None = None):
         self.paths = [Path(p) for p in paths]
         self.size = int(size)
+        self.inside = None if inside is None else Path(inside)
 
     def __len__(self) -> int:
         return len(self.paths)
 
     def __getitem__(self, i: int) -> np.ndarray:
+        if self.inside is not None:
+            check_contained(self.inside, [str(self.paths[i])], lambda _: str(self.paths[i]), resolve=True)
         return load_image(self.paths[i], self.size)
 
     def batch(self, indices: Sequence[int]) -> np.ndarray:
@@ -103,7 +129,7 @@ def _square_resize(image: Image.Image, size: int) -> Image.Image:
 
 class FileSplits:
     """`split(name)` for datasets holding, per example, an id, an image file, a label, a group and a split
-    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta` and `image_size`)."""
+    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, `image_size` and `image_folder`)."""
 
     def split(self, name: str) -> SplitData:
         if name not in SPLITS:
@@ -111,7 +137,7 @@ class FileSplits:
         members = np.flatnonzero(self.assignment == name)
         return SplitData(
             ids=self.ids[members],
-            images=FileImages([self.files[i] for i in members], self.image_size),
+            images=FileImages([self.files[i] for i in members], self.image_size, inside=self.image_folder),
             labels=self.labels[members],
             groups=self.groups[members],
         )
@@ -138,6 +164,7 @@ class FolderOptions(KindOptions):
     fractions: list[Number] = [0.7, 0.1, 0.2]
     name: Optional[str] = None
     modality: str = "generic"
+    fingerprint: Literal["mtime", "content"] = "mtime"
 
 
 class FolderDataset(FileSplits, DatasetKind):
@@ -177,7 +204,11 @@ class FolderDataset(FileSplits, DatasetKind):
         fractions: Sequence[float] = (0.7, 0.1, 0.2),
         name: str | None = None,
         modality: str = "generic",
+        fingerprint: str = "mtime",
     ):
+        if fingerprint not in FINGERPRINT_MODES:
+            raise DataError(f"fingerprint must be one of {', '.join(FINGERPRINT_MODES)}, got {fingerprint!r}")
+        self.fingerprint_mode = fingerprint
         self.root = Path(root).expanduser()
         self.csv_path = Path(csv).expanduser()
         self.image_column = image_column
@@ -193,19 +224,25 @@ class FolderDataset(FileSplits, DatasetKind):
         self._check_paths_exist()
         rows = self._read_rows()
         self.ids = self._image_ids(rows)
-        self.files = self._resolve_image_files()
+        self.files = self._resolve_image_files(rows)
         self.class_names, self.labels = self._parse_labels(rows, class_names)
         self.groups = self._groups(rows)
         self.assignment = self._splits(rows)
         self.meta = self._build_meta(name or self.root.name, modality)
+        self.image_folder = self.root  # every image lies inside it (FileSplits checks again on reading)
         self._fingerprint: str | None = None
 
     # ----- the Dataset protocol
 
     def fingerprint(self) -> str:
+        """`<mode>-<hash>` of the CSV, the options and each image's identity: size and modification time
+        (`mtime`, the default: an image edited in place changes it) or its bytes' SHA-256 (`content`: reads
+        every image once; survives copies that reset times). The mode is in the value, so the records and
+        the run's dataset table say which one a run used."""
         if self._fingerprint is None:
-            listing = sorted((self._relative(path), path.stat().st_size) for path in set(self.files))
-            self._fingerprint = sha256_of(
+            identity = FINGERPRINT_MODES[self.fingerprint_mode]
+            listing = sorted((self._relative(path), *identity(path)) for path in set(self.files))
+            self._fingerprint = self.fingerprint_mode + "-" + sha256_of(
                 self.csv_path.read_bytes(), json.dumps(listing), json.dumps(self._loader_options())
             )
         return self._fingerprint
@@ -261,10 +298,14 @@ class FolderDataset(FileSplits, DatasetKind):
                 f" '{self.image_column}': {shown}"
             )
 
-    def _resolve_image_files(self) -> list[Path]:
+    def _resolve_image_files(self, rows: list[_Row]) -> list[Path]:
         files, missing = [], []
-        for image_id in self.ids:
+        for image_id, row in zip(self.ids, rows):
+            where = f"{self.csv_path} line {row.line}"
+            contained(self.root, str(image_id), where, resolve=False)  # refused before anything is opened
             path = self._find_image(image_id)
+            if path is not None:
+                contained(self.root, path.relative_to(self.root).as_posix(), where)  # symbolic links followed
             if path is None:
                 missing.append(image_id)
             files.append(path)

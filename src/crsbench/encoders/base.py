@@ -1,9 +1,13 @@
 """The encoder protocol: an `EncoderSpec` plus `encode(images) -> float32 [n, d]`.
 
-The extraction engine (`crsbench.embed`) resizes every image to `spec.resize` with
-`spec.interpolation` before calling `encode`, so an encoder only crops, normalises and runs its
-forward pass. Anything that maps a uint8 batch to vectors can be an encoder: wrap a callable with
-`CallableEncoder`.
+The extraction engine (`crsbench.embed`) resizes every stored image once, in float, to `spec.resize`
+with `spec.interpolation` (antialiased) before calling `encode`, so an encoder only crops, normalises
+and runs its forward pass.
+
+What `encode` receives: float32 pixels [n, spec.resize, spec.resize, 3], RGB, on the 0-255 scale
+(divide by 255 for [0, 1]). They are not rounded to whole grey levels: rounding the resized image back
+to uint8 moves a network's embeddings by more than 10 %. Anything that maps such a batch to vectors can
+be an encoder: wrap a callable with `CallableEncoder` (it receives exactly this batch).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ class Encoder(Protocol):
     spec: EncoderSpec
 
     def encode(self, images: np.ndarray) -> np.ndarray:
-        """uint8 [n, spec.resize, spec.resize, 3] -> float32 [n, d]."""
+        """float32 pixels in [0, 255], [n, spec.resize, spec.resize, 3] -> float32 [n, d]."""
         ...
 
 
@@ -34,7 +38,10 @@ class EncoderBase:
 
 
 class CallableEncoder(EncoderBase):
-    """Any function from a uint8 batch to vectors, described by a spec."""
+    """Any function from a pixel batch to vectors, described by a spec.
+
+    `fn` receives what every `encode` receives: float32 [n, spec.resize, spec.resize, 3] in [0, 255].
+    """
 
     def __init__(self, spec: EncoderSpec, fn: Callable[[np.ndarray], np.ndarray]):
         self.spec = spec
@@ -52,10 +59,10 @@ def check_options(spec: EncoderSpec, options: dict, allowed: tuple[str, ...]) ->
 
 
 def normalise_batch(images: np.ndarray, mean, std):
-    """uint8 [n, H, W, 3] -> float32 torch tensor [n, 3, H, W], (x/255 - mean) / std."""
+    """Pixels in [0, 255] (float32 or uint8) [n, H, W, 3] -> float32 torch tensor [n, 3, H, W], (x/255 - mean) / std."""
     import torch
 
-    x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div_(255.0)
+    x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div(255.0)
     mean_t = torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1)
     std_t = torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1)
     return (x - mean_t) / std_t

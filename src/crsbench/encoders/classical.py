@@ -17,11 +17,13 @@ ORIENTATION_BINS = 9
 
 
 class RawPixelsEncoder(EncoderBase):
+    """The engine's float pixels, scaled to [0, 1] and flattened."""
+
     def __init__(self, spec: EncoderSpec):
         self.spec = spec
 
     def encode(self, images: np.ndarray) -> np.ndarray:
-        return images.reshape(len(images), -1).astype(np.float32) / 255.0
+        return np.asarray(images, dtype=np.float32).reshape(len(images), -1) / 255.0
 
 
 class ColourTextureEncoder(EncoderBase):
@@ -29,7 +31,7 @@ class ColourTextureEncoder(EncoderBase):
         self.spec = spec
 
     def encode(self, images: np.ndarray) -> np.ndarray:
-        x = images.astype(np.float32) / 255.0  # [n, S, S, 3]
+        x = np.asarray(images, dtype=np.float32) / 255.0  # [n, S, S, 3], float pixels from the engine
         grey = x.mean(axis=-1)
         parts = [
             _colour_histograms(x),

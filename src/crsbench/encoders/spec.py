@@ -6,8 +6,8 @@ reduced precision) make up `fingerprint()`, which keys the embedding cache and t
 Everything else is description for people (family, group, card wording, notes, status) and can be
 reworded without invalidating a cache.
 
-Preprocessing: the extraction engine resizes every image to a square `resize` x `resize` with
-`interpolation` (antialiased); the encoder then centre-crops `crop` x `crop` when `crop` is set, and
+Preprocessing: the extraction engine resizes every stored image once, in float, to a square `resize` x
+`resize` with `interpolation` (antialiased; never rounded back to uint8); the encoder then centre-crops `crop` x `crop` when `crop` is set, and
 normalises with `mean` and `std` on [0, 1] pixels.
 """
 
@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from crsbench.datasets.base import sha256_of
 from crsbench.errors import EncoderError
 
-# Bumped whenever the fingerprint's material changes on purpose: every cached vector is recomputed.
-FINGERPRINT_VERSION = "encoder-spec-2"
+# Bumped whenever the fingerprint's material, or what the engine feeds the encoder, changes on purpose:
+# every cached vector and every record keyed on it is recomputed. 3: one float resize, no uint8 rounding.
+FINGERPRINT_VERSION = "encoder-spec-3"
 
 GROUPS = ("general", "broad-medical", "specialty", "baseline")
 

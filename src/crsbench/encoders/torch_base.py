@@ -101,16 +101,14 @@ class TorchEncoderBase(EncoderBase):
         return self._model
 
     def preprocess(self, images: np.ndarray):
-        """uint8 [n, S, S, 3] -> normalised float32 [n, 3, crop, crop] on the device.
-
-        The uint8 batch crosses to the device before conversion: a quarter of the bytes of float32.
-        """
+        """Pixels in [0, 255] [n, S, S, 3] (the engine's float32; uint8 accepted) -> normalised float32
+        [n, 3, crop, crop] on the device."""
         import torch
 
         x = torch.from_numpy(np.ascontiguousarray(images)).to(self.device, non_blocking=True).permute(0, 3, 1, 2)
         if self.spec.crop is not None:
             x = center_crop(x, self.spec.crop)
-        x = x.float().div_(255.0)
+        x = x.float().div(255.0)
         mean = torch.tensor(self.spec.mean, dtype=torch.float32, device=self.device).view(1, 3, 1, 1)
         std = torch.tensor(self.spec.std, dtype=torch.float32, device=self.device).view(1, 3, 1, 1)
         return (x - mean) / std

@@ -90,4 +90,6 @@ def read_listing(root: Path, labels_path: Path) -> Listing:
         labels=grades.map(GRADE_VALUES).to_numpy().astype(np.int64),
         groups=ids.copy(),  # no patient ids in the release
         sources=(labels_path,),
+        image_folder=folder,
+        lines=np.arange(len(ids)) + 2,  # header = line 1
     )

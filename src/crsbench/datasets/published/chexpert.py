@@ -132,6 +132,9 @@ def read_listing(release: Path, csv_paths: Sequence[Path], policy: Mapping[str, 
         groups=np.concatenate([p.groups for p in parts]),
         sources=tuple(csv_paths),
         dropped=dropped,
+        image_folder=release,
+        lines=np.concatenate([p.lines for p in parts]),
+        line_sources=np.concatenate([np.full(len(p.ids), k) for k, p in enumerate(parts)]),
     )
 
 
@@ -148,17 +151,28 @@ def read_part(release: Path, csv_path: Path, policy: Mapping[str, str]) -> Listi
     paths = table["Path"].to_numpy().astype(str)
     return Listing(
         ids=paths,
-        files=image_files(release, table["Path"]),
+        files=image_files(release, table["Path"], csv_path),
         labels=label_matrix(table, policy, csv_path),
         strata=certain_positives(table),
         groups=patient_ids(table, csv_path),
         sources=(csv_path,),
         dropped=dropped,
+        lines=table.index.to_numpy() + 2,  # the index is the row's position in the CSV; header = line 1
     )
 
 
-def image_files(release: Path, csv_paths: pd.Series) -> list[str]:
-    """Each image's file: Path starts with the release folder's name, which is dropped (vectorised: 200k rows)."""
+def image_files(release: Path, csv_paths: pd.Series, csv_path: Path | None = None) -> list[str]:
+    """Each image's file: Path starts with the release folder's name, which is dropped (vectorised: 200k rows).
+
+    An absolute Path is refused (naming its line); `..` out of the release is refused by the shared check.
+    """
+    absolute = np.flatnonzero(csv_paths.str.startswith(("/", "\\")).to_numpy())
+    if len(absolute):
+        first = absolute[0]
+        raise DataError(
+            f"{csv_path} line {csv_line(csv_paths.index[first])}: image path {csv_paths.iloc[first]!r} is absolute;"
+            f" paths must be relative to {release.parent}"
+        )
     relative = csv_paths.str.replace(RELEASE_PREFIX, "", regex=True)
     return (os.path.join(release, "") + relative).tolist()
 

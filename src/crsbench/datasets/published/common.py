@@ -26,6 +26,7 @@ import pandas as pd
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
 from crsbench.datasets.folder import FileImages, FileSplits, load_image
 from crsbench.datasets.kind import DatasetKind, KindOptions, Number, PathLike
+from crsbench.datasets.paths import check_contained
 from crsbench.errors import DataError
 
 SHOWN = 5  # how many offending names an error message lists
@@ -124,15 +125,19 @@ def count_drop(dropped: dict[str, int], reason: str, n: int) -> None:
 
 
 def apply_missing_policy(
-    files: Sequence[str], ids: Sequence[str], policy: str, where: str, dropped: dict[str, int]
+    files: Sequence[str], ids: Sequence[str], policy: str, where: Callable[[int], str], dropped: dict[str, int]
 ) -> np.ndarray:
-    """A keep-mask: all True, or False for missing files when the policy is 'drop' (counted)."""
+    """A keep-mask: all True, or False for missing files when the policy is 'drop' (counted).
+
+    `where(i)` names entry i's CSV and line, so the error points at the row listing the first missing image.
+    """
     missing = np.array([not os.path.isfile(f) for f in files], dtype=bool)
     if missing.any() and policy == "fail":
-        names = [ids[i] for i in np.flatnonzero(missing)]
+        positions = np.flatnonzero(missing)
+        names = [ids[i] for i in positions]
         raise DataError(
-            f"{where}: {len(names)} listed images not found: {listed(names)}"
-            " (fix the copy, or pass missing: drop to leave them out and count them)"
+            f"{where(int(positions[0]))}: {len(names)} listed images not found: {listed(names)} (first:"
+            f" {files[positions[0]]}; fix the copy, or pass missing: drop to leave them out and count them)"
         )
     count_drop(dropped, "missing_image", int(missing.sum()))
     return ~missing
@@ -250,6 +255,14 @@ class Listing:
     official_split: np.ndarray | None = None  # a release's own split, else drawn here
     strata: np.ndarray | None = None  # what the drawn split is stratified on, when not `labels`
     dropped: dict[str, int] = field(default_factory=dict)
+    image_folder: Path | None = None  # every file must lie inside it (None: the dataset root)
+    lines: np.ndarray | None = None  # the CSV line that listed each entry, for error messages
+    line_sources: np.ndarray | None = None  # index into `sources` of that CSV (None: sources[0])
+
+    def where(self, i: int) -> str:
+        """`<csv> line <n>` of entry i (the CSV alone when lines are unknown)."""
+        source = self.sources[0 if self.line_sources is None else int(self.line_sources[i])]
+        return f"{source}" if self.lines is None else f"{source} line {int(self.lines[i])}"
 
     def keep(self, mask: np.ndarray) -> "Listing":
         kept = np.flatnonzero(mask)
@@ -262,6 +275,9 @@ class Listing:
             official_split=None if self.official_split is None else self.official_split[kept],
             strata=None if self.strata is None else self.strata[kept],
             dropped=self.dropped,
+            image_folder=self.image_folder,
+            lines=None if self.lines is None else self.lines[kept],
+            line_sources=None if self.line_sources is None else self.line_sources[kept],
         )
 
 
@@ -313,8 +329,12 @@ class PublishedDataset(FileSplits, DatasetKind):
         self.dropped: dict[str, int] = listing.dropped
         if split.missing not in MISSING_POLICIES:
             raise DataError(f"{meta.name}: missing must be one of {', '.join(MISSING_POLICIES)}, got {split.missing!r}")
+        # every path comes from a CSV: it must lie inside the release (symbolic links followed when the
+        # files are stat'ed anyway, and again for each image when it is decoded)
+        self.image_folder = Path(listing.image_folder or root)
+        check_contained(self.image_folder, listing.files, listing.where, resolve=split.check_images)
         if split.check_images:
-            listing = listing.keep(apply_missing_policy(listing.files, listing.ids, split.missing, meta.name, self.dropped))
+            listing = listing.keep(apply_missing_policy(listing.files, listing.ids, split.missing, listing.where, self.dropped))
         if len(listing.ids) == 0:
             raise DataError(f"{meta.name}: no images left under {root} (dropped: {self.dropped})")
         self.ids, self.files, self.labels, self.groups = listing.ids, listing.files, listing.labels, listing.groups

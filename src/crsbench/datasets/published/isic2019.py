@@ -103,6 +103,8 @@ def read_listing(root: Path, truth_path: Path, metadata_path: Path) -> Listing:
         groups=groups,
         sources=(truth_path, metadata_path),
         dropped=dropped,
+        image_folder=folder,
+        lines=np.flatnonzero(used) + 2,  # ground-truth CSV lines, header = line 1
     )
 
 

@@ -114,6 +114,9 @@ def read_listing(
         sources=(labels_path, metadata_path, split_path),
         official_split=official_split(split_path, images["dicom_id"]),
         dropped=dropped,
+        image_folder=root / "files",
+        lines=images["metadata_row"].to_numpy() + 2,  # the paths are built from metadata values
+        line_sources=np.ones(len(images), dtype=np.int64),  # sources[1]: the metadata CSV
     )
 
 
@@ -123,7 +126,8 @@ def frontal_images(metadata_path: Path, views: tuple, dropped: dict[str, int]) -
     check_unique(metadata["dicom_id"], metadata_path, "dicom_id")
     frontal = metadata["ViewPosition"].isin(views).to_numpy()
     count_drop(dropped, "not_frontal_view", int((~frontal).sum()))
-    return metadata.loc[frontal, ["dicom_id", "subject_id", "study_id"]]
+    metadata["metadata_row"] = metadata.index
+    return metadata.loc[frontal, ["dicom_id", "subject_id", "study_id", "metadata_row"]]
 
 
 def study_labels(labels_path: Path) -> pd.DataFrame:

@@ -1,0 +1,73 @@
+"""Class support: the examples of each class in each split, shown before a run and checked against what
+the protocol needs.
+
+A label value missing from `class_names` when none are declared becomes a class of its own (a typo,
+`melanomma`, makes a one-image class). The protocol needs every class in every split: training (each label
+fraction keeps at least one example of every class, so the full training split must have one), validation
+(the probe's regularisation is chosen on it) and test (its AUROC). A class with fewer is refused, naming the
+class and the rows that carry it, before anything is embedded.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from crsbench.datasets.base import SPLITS, Dataset
+from crsbench.errors import DataError
+
+MIN_PER_SPLIT = 1  # examples of each class in each of train, val and test
+SHOWN = 5  # rows named in an error
+
+
+def split_class_counts(dataset: Dataset) -> dict[str, np.ndarray]:
+    """Examples per class (single-label, ordinal) or positives per label (multi-label), by split."""
+    counts = {}
+    for name in SPLITS:
+        labels = dataset.split(name).labels
+        if labels.ndim == 2:
+            counts[name] = np.nansum(labels == 1, axis=0).astype(np.int64)
+        else:
+            counts[name] = np.bincount(labels, minlength=dataset.meta.n_classes)
+    return counts
+
+
+def counts_line(task: str, dataset: Dataset, counts: dict[str, np.ndarray]) -> str:
+    per_class = ", ".join(
+        f"{cls} " + "/".join(str(int(counts[s][c])) for s in SPLITS) for c, cls in enumerate(dataset.meta.class_names)
+    )
+    return f"{task} ({dataset.meta.name}), examples per class, train/val/test: {per_class}"
+
+
+def check_class_support(task: str, dataset: Dataset, counts: dict[str, np.ndarray]) -> None:
+    """Single-label and ordinal tasks: every class has MIN_PER_SPLIT examples in every split."""
+    if dataset.meta.task_type == "multi_label":
+        return  # a label's positives may be masked or rare; its metrics are undefined, not wrong
+    for c, cls in enumerate(dataset.meta.class_names):
+        short = [s for s in SPLITS if counts[s][c] < MIN_PER_SPLIT]
+        if short:
+            rows = _rows_of(dataset, c)
+            shown = ", ".join(rows[:SHOWN]) + (", ..." if len(rows) > SHOWN else "")
+            where = "/".join(str(int(counts[s][c])) for s in SPLITS)
+            raise DataError(
+                f"task {task!r} ({dataset.meta.name}): class {cls!r} has {len(rows)} example(s) (train/val/test"
+                f" {where}), too few for the {', '.join(short)} split(s), which need at least {MIN_PER_SPLIT}"
+                f" each; rows: {shown or 'none'} (a misspelt label? declare class_names to catch it)"
+            )
+
+
+def report_and_check(datasets: dict[str, Dataset], log: Callable[[str], None]) -> None:
+    """Show each task's class counts per split, then refuse a class the protocol cannot use."""
+    for task, dataset in datasets.items():
+        counts = split_class_counts(dataset)
+        log(counts_line(task, dataset, counts))
+        check_class_support(task, dataset, counts)
+
+
+def _rows_of(dataset: Dataset, cls: int) -> list[str]:
+    rows = []
+    for name in SPLITS:
+        split = dataset.split(name)
+        rows += [str(i) for i in split.ids[split.labels == cls]]
+    return rows
