@@ -64,11 +64,18 @@ def test_smallest_sufficient_fraction():
 
 
 def test_brier_skill_against_the_prior_predictor():
-    # binary, training prior 0.3, test prevalence 0.3: prior Brier (sum over 2 classes) = 2 * 0.21
+    from sklearn.metrics import brier_score_loss
+
+    # binary, training prior 0.3, test prevalence 0.3: the standard binary Brier of predicting 0.3
+    y = np.array([1] * 30 + [0] * 70)
     prior = prior_brier_single_label([0.7, 0.3], [70, 30])
-    assert prior == pytest.approx(0.42)
-    assert brier_skill(0.21, prior) == pytest.approx(0.5)
+    assert prior == pytest.approx(brier_score_loss(y, np.full(100, 0.3)))
+    assert brier_skill(0.105, prior) == pytest.approx(0.5)
     assert brier_skill(prior, prior) == pytest.approx(0.0)
+    # three classes: the multi-class sum, computed case by case
+    p, y3 = np.array([0.5, 0.3, 0.2]), np.repeat([0, 1, 2], [40, 40, 20])
+    by_case = np.mean([((p - np.eye(3)[c]) ** 2).sum() for c in y3])
+    assert prior_brier_single_label(p, [40, 40, 20]) == pytest.approx(by_case)
     assert prior_brier_multi_label([0.3, 0.5], [30, 50], [100, 100]) == pytest.approx((0.21 + 0.25) / 2)
 
 

@@ -379,7 +379,8 @@ def test_progress_descriptions_are_not_markup():
     from crsbench.progress import RichProgress
 
     buffer = StringIO()
-    progress = RichProgress(Console(file=buffer, width=200, force_terminal=False))
+    console = Console(file=buffer, width=200, force_terminal=False)
+    progress = RichProgress(console, messages=console)
     with progress.task("embed lite0[/x] / x[/y]:train [:x:]", total=2, unit="img") as task:
         task.advance(2)
     progress.log("cache [/z] :x:")

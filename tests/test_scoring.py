@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+
+from crsbench.records import RECORD_SCHEMA_VERSION
 from rich.console import Console
 
 from crsbench.axes import AXES, compute_axes, per_seed_axes
@@ -140,9 +142,10 @@ def test_brier_skill_uses_the_training_prevalence_as_the_prior():
     data = one_task_records({1.0: 0.8})
     data["n_train"], data["positives_train"] = 100, json.dumps([70, 30])
     data["n_eval"], data["positives_eval"] = 100, json.dumps([70, 30])
+    data["schema_version"] = RECORD_SCHEMA_VERSION  # today's binary Brier: the positive column's
     values = per_seed_axes(data)
-    # prior Brier 0.42 (axis_math.prior_brier_single_label); the records' Brier is 0.2
-    assert values["brier_skill"].tolist() == pytest.approx([1 - 0.2 / 0.42] * 2)
+    # prior Brier 0.7 * 0.3^2 + 0.3 * 0.7^2 = 0.21 (axis_math.prior_brier_single_label); the records' Brier is 0.2
+    assert values["brier_skill"].tolist() == pytest.approx([1 - 0.2 / 0.21] * 2)
 
 
 def test_discrimination_and_calibration_read_the_clean_full_fraction_record():

@@ -115,15 +115,18 @@ def brier_skill(brier, brier_prior) -> np.ndarray:
 
 
 def prior_brier_single_label(train_prior, test_counts) -> np.ndarray:
-    """Multi-class Brier, sum over classes, of predicting `train_prior` for every test case.
+    """Brier score of predicting `train_prior` for every test case, in the convention of metrics.brier:
+    the sum over classes for more than two classes, the positive column's alone for two.
 
     For a test set with class shares q: sum_c q_c (1 - p_c)^2 + (1 - q_c) p_c^2 = sum_c (p_c - q_c)^2
-    + sum_c q_c (1 - q_c). Shapes broadcast over leading dims, classes last.
+    + sum_c q_c (1 - q_c); with two classes both columns contribute the same, so half of it. Shapes
+    broadcast over leading dims, classes last.
     """
     p = np.asarray(train_prior, dtype=float)
     counts = np.asarray(test_counts, dtype=float)
     q = counts / counts.sum(axis=-1, keepdims=True)
-    return (q * (1.0 - p) ** 2 + (1.0 - q) * p**2).sum(axis=-1)
+    summed = (q * (1.0 - p) ** 2 + (1.0 - q) * p**2).sum(axis=-1)
+    return summed / 2 if p.shape[-1] == 2 else summed
 
 
 def prior_brier_multi_label(train_prior, test_positives, test_counts) -> np.ndarray:

@@ -35,10 +35,11 @@ class SilentProgress:
 class RichProgress:
     """Progress bars with items/s and ETA on every long step."""
 
-    def __init__(self, console=None):
+    def __init__(self, console=None, messages=None):
         from rich.console import Console
 
-        self.console = console or Console(stderr=True)
+        self.console = console or Console(stderr=True)  # bars: beside the output, not in it
+        self.messages = messages or Console(soft_wrap=True)  # what a run says (class counts): standard output
 
     @contextmanager
     def task(self, description: str, total: int | None, unit: str = "it") -> Iterator[ProgressTask]:
@@ -85,4 +86,4 @@ class RichProgress:
     def log(self, message: str) -> None:
         from rich.text import Text
 
-        self.console.print(Text(message), highlight=False)
+        self.messages.print(Text(message), highlight=False)

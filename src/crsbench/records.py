@@ -220,7 +220,7 @@ def upgrade_records(records: pd.DataFrame) -> pd.DataFrame:
         for index in out.index[binary]:
             value = per_class[index]
             values = json.loads(value) if isinstance(value, str) else value
-            if values is not None and values[1] is not None:
+            if isinstance(values, (list, tuple)) and len(values) == 2 and values[1] is not None:
                 out.at[index, "auroc"] = float(values[1])
     out["schema_version"] = np.where(old, RECORD_SCHEMA_VERSION, version)
     return out

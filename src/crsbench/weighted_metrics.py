@@ -122,7 +122,8 @@ class WeightedMetrics:
     """AUROC (macro), ECE, Brier and NLL of one prediction vector, for rows of case weights.
 
     The definitions are those of metrics.py (one-vs-rest macro AUROC over the classes defined in
-    the draw; top-label ECE for single-label, per-label for multi-label; multi-class Brier; NLL
+    the draw, the positive column's for two classes; top-label ECE for single-label, per-label for
+    multi-label; the positive column's Brier for two classes, the multi-class sum otherwise; NLL
     clipped at float64 epsilon). Build once per vector; call with (B, n) weights.
     """
 
@@ -131,6 +132,7 @@ class WeightedMetrics:
         self.task_type = task_type
         self.multi_label = task_type == "multi_label"
         n, k = proba.shape
+        self.binary = not self.multi_label and k == 2
         if self.multi_label:
             observed = ~np.isnan(y)
             targets = np.where(observed, y, 0.0)
@@ -151,6 +153,8 @@ class WeightedMetrics:
         return np.stack([column(weights) for column in self._auroc], axis=-1)
 
     def auroc(self, weights: np.ndarray) -> np.ndarray:
+        if self.binary:  # the standard binary AUROC: the positive column's (metrics._summary_auroc)
+            return self._auroc[1](case_major(weights))
         return _nanmean_rows(self.auroc_per_class(weights))
 
     # ------------------------------------------------------------------ calibration
@@ -191,7 +195,10 @@ class WeightedMetrics:
             proba, targets, observed = self._proba, self._targets, self._observed
             if name == "brier":
                 loss = (proba - targets) ** 2
-                loss = loss.sum(axis=1) if not self.multi_label else np.where(observed, loss, 0.0)
+                if self.binary:  # the standard binary Brier score: the positive column's (metrics.brier)
+                    loss = loss[:, 1]
+                else:
+                    loss = loss.sum(axis=1) if not self.multi_label else np.where(observed, loss, 0.0)
             elif not self.multi_label:
                 loss = -np.log(np.clip(proba[np.arange(len(proba)), self._y], NLL_CLIP_EPS, 1.0 - NLL_CLIP_EPS))
             else:
