@@ -409,7 +409,7 @@ def test_a_valid_cache_pair_copied_under_another_key_is_rejected(tmp_path):
 _WRITER = """
 import sys, time
 from pathlib import Path
-from crsbench.embed import _atomic_write
+from crsbench.atomic import atomic_write as _atomic_write
 def write(f):
     f.write(b"half a matrix")
     f.flush()

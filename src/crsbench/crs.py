@@ -26,7 +26,7 @@ from typing import Literal, Optional
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 COMPONENTS: tuple[str, ...] = ("dominance", "balance", "worst_axis")
 DEFAULT_TAU = 1.0

@@ -11,15 +11,15 @@ import hashlib
 import json
 import os
 import platform
-import tempfile
 import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
+from crsbench.atomic import atomic_write
 from crsbench.conditions import CLEAN, Condition
 from crsbench.datasets.base import Dataset, ImageSource, sha256_of
 from crsbench.encoders.base import Encoder
@@ -208,9 +208,9 @@ class EmbeddingCache:
     def save(self, key: str, embedding: Embedding, description: dict) -> None:
         array_path, meta_path = self._paths(key)
         # write-then-rename: a crash leaves either the old file or the new one, never half of one
-        _atomic_write(array_path, lambda f: np.save(f, embedding.matrix, allow_pickle=False))
+        atomic_write(array_path, lambda f: np.save(f, embedding.matrix, allow_pickle=False))
         meta = {**description, "content_hash": embedding.content_hash, "shape": list(embedding.matrix.shape)}
-        _atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=1).encode()))
+        atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=1).encode()))
 
     def _remove_orphans(self) -> int:
         removed = 0
@@ -219,11 +219,6 @@ class EmbeddingCache:
                 tmp.unlink(missing_ok=True)
                 removed += 1
         return removed
-
-
-def _tmp_prefix(path: Path) -> str:
-    """The writer's host and pid are in a temporary file's name, so an orphan can be told from a live write."""
-    return f"{path.name}.{platform.node()}.{os.getpid()}."
 
 
 def _orphaned(tmp: Path) -> bool:
@@ -248,26 +243,6 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _atomic_write(path: Path, write: Callable) -> None:
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_tmp_prefix(path), suffix=".tmp")
-    except OSError as error:
-        raise OSError(error.errno, error.strerror, str(path.parent)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as error:
-        Path(tmp).unlink(missing_ok=True)
-        # numpy and file objects raise without a file name: name the file the cache could not write
-        raise OSError(error.errno, error.strerror, str(path)) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class CachedEmbedder:

@@ -17,9 +17,7 @@ half-written file, and a rerun writes only what is missing.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -27,6 +25,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from crsbench.atomic import atomic_write
 from crsbench.errors import DataError
 
 PREDICTIONS_DIR = "predictions"
@@ -81,26 +80,6 @@ def probability_hash(probs: np.ndarray) -> str:
     return hashlib.sha256(str(array.shape).encode() + array.tobytes()).hexdigest()[:40]
 
 
-def _write_atomic(path: Path, write) -> None:
-    """Write through a temporary file in the same folder, fsync it, then rename onto `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            write(out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)  # the rename itself survives a power cut
-    finally:
-        os.close(directory)
-
-
 class PredictionFiles:
     """Writer of the files under <output>/predictions; every write is idempotent."""
 
@@ -118,7 +97,7 @@ class PredictionFiles:
         if path in self._known or path.exists():
             self._known.add(path)
             return
-        _write_atomic(path, write)
+        atomic_write(path, write)
         self._known.add(path)
 
     def write_probabilities(self, probs: np.ndarray) -> str:

@@ -20,7 +20,6 @@ import pandas as pd
 
 from crsbench.axes import AXES, BESIDE, SUMMARY_EXTRAS, AxisScores, compute_axes
 from crsbench.crs import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
-from crsbench.errors import DataError
 from crsbench.records import aggregate_seeds
 from crsbench.bootstrap import CaseBootstrap, case_bootstrap
 from crsbench.predictions import Predictions

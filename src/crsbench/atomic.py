@@ -1,0 +1,41 @@
+"""Crash-safe file writes: a temporary file in the same folder, fsynced, renamed onto the target, and the
+rename made durable. A kill leaves the old file or the new one, never half of one; the temporary file's
+name carries the writer's host and pid, so an orphan can be told from a live write."""
+
+from __future__ import annotations
+
+import os
+import platform
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+
+def temporary_prefix(path: Path) -> str:
+    return f"{path.name}.{platform.node()}.{os.getpid()}."
+
+
+def atomic_write(path: Path, write: Callable) -> None:
+    """`write(file)` fills the file; errors name `path` (numpy and file objects raise without one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path), suffix=".tmp")
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path.parent)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)  # the rename itself survives a power cut
+    finally:
+        os.close(directory)
