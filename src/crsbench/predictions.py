@@ -17,7 +17,6 @@ half-written file, and a rerun writes only what is missing.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -205,17 +204,18 @@ def load_predictions(results: str | Path) -> Predictions | None:
     database = path / "results.sqlite" if path.is_dir() else path
     if not database.exists():
         raise DataError(f"{database}: no results database here (run a suite first)")
-    with sqlite3.connect(database) as db:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "predictions" not in tables:
+    from crsbench.store import ResultsStore  # the store imports this module's table schemas
+
+    # read-only, as every reading command opens the store: it never writes, and works in a read-only folder
+    with ResultsStore(database, read_only=True) as store:
+        if "predictions" not in store.tables():
             return None
         columns = ", ".join(f"r.{c}" for c in _KEY_COLUMNS)
-        index = pd.read_sql_query(
+        index = store.query(
             f"SELECT p.record_key, p.test_set, p.probs, {columns} FROM predictions p "
-            "JOIN records r ON r.record_key = p.record_key ORDER BY r.rowid",
-            db,
+            "JOIN records r ON r.record_key = p.record_key ORDER BY r.rowid"
         )
-        test_sets = pd.read_sql_query("SELECT * FROM test_sets", db)
+        test_sets = store.query("SELECT * FROM test_sets")
     if index.empty:
         return None
     return Predictions(database.parent / PREDICTIONS_DIR, index, test_sets)

@@ -154,6 +154,10 @@ class ResultsStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def tables(self) -> set[str]:
+        with self._guard():
+            return {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
     def existing_keys(self) -> set[str]:
         with self._guard():
             return {row[0] for row in self._db.execute("SELECT record_key FROM records")}
@@ -208,7 +212,7 @@ class ResultsStore:
             )
 
     def run_datasets(self) -> pd.DataFrame:
-        return self._query("SELECT * FROM run_datasets")
+        return self.query("SELECT * FROM run_datasets")
 
     def finish_run(self, run_id: str, finished_at: str, records_written: int, status: str = "finished") -> None:
         with self._guard():
@@ -217,7 +221,8 @@ class ResultsStore:
                 (finished_at, records_written, status, run_id),
             )
 
-    def _query(self, sql: str) -> pd.DataFrame:
+    def query(self, sql: str) -> pd.DataFrame:
+        """A SELECT as a table; SQLite failures become one-line StoreErrors naming the file."""
         with self._guard():
             try:
                 return pd.read_sql_query(sql, self._db)
@@ -231,7 +236,7 @@ class ResultsStore:
         with self._guard():
             have = {row[1] for row in self._db.execute("PRAGMA table_info(records)")}
         columns = [n if n in have else f"NULL AS {n}" for n in RECORD_FIELDS]
-        return self._query(f"SELECT {', '.join(columns)} FROM records ORDER BY rowid")
+        return self.query(f"SELECT {', '.join(columns)} FROM records ORDER BY rowid")
 
     def runs(self) -> pd.DataFrame:
         """The runs table; columns a database written before they existed are read as null."""
@@ -240,7 +245,7 @@ class ResultsStore:
         if not have:
             return pd.DataFrame(columns=[n for n, _ in RUN_COLUMNS])
         columns = [n if n in have else f"NULL AS {n}" for n, _ in RUN_COLUMNS]
-        return self._query(f"SELECT {', '.join(columns)} FROM runs ORDER BY started_at")
+        return self.query(f"SELECT {', '.join(columns)} FROM runs ORDER BY started_at")
 
 
 def database_path(results: str | Path) -> Path:
