@@ -183,3 +183,16 @@ def test_learnable_but_not_trivial(specialty):
 def test_signal_zero_makes_images_uninformative():
     ds = demo_dataset("derm", n_train=200, n_val=0, n_test=150, seed=3, signal=0.0)
     assert _probe_auroc(ds, _image_stats) < 0.62
+
+
+def test_demo_options_cover_every_synthetic_spec_field_with_its_default():
+    import dataclasses
+
+    from crsbench.datasets.synthetic import DemoOptions, SyntheticSpec
+
+    spec_fields = {f.name: f.default for f in dataclasses.fields(SyntheticSpec)}
+    option_fields = {name: field.default for name, field in DemoOptions.model_fields.items()}
+    assert set(option_fields) == set(spec_fields)
+    assert {k: v for k, v in option_fields.items() if k != "specialty"} == {
+        k: v for k, v in spec_fields.items() if k != "specialty"
+    }

@@ -121,14 +121,15 @@ class DemoOptions(KindOptions):
     """The `demo` kind's options: a specialty and site, then any `SyntheticSpec` field."""
 
     specialty: Literal["derm", "fundus", "cxr"]
-    site: Literal["A", "B"] = "A"
-    n_train: int = 700
-    n_val: int = 100
-    n_test: int = 300
-    image_size: int = 64
-    seed: int = 0
-    signal: Number = 1.0
-    nuisance: Number = 1.0
+    # the defaults are SyntheticSpec's own, so the two cannot drift apart
+    site: Literal["A", "B"] = SyntheticSpec.site
+    n_train: int = SyntheticSpec.n_train
+    n_val: int = SyntheticSpec.n_val
+    n_test: int = SyntheticSpec.n_test
+    image_size: int = SyntheticSpec.image_size
+    seed: int = SyntheticSpec.seed
+    signal: Number = SyntheticSpec.signal
+    nuisance: Number = SyntheticSpec.nuisance
 
 
 class SyntheticDataset(DatasetKind):
