@@ -269,3 +269,11 @@ def test_identical_scores_are_called_alike():
     assert "score the same" in sentence
     far = advice.separation_sentence("X", "Y", 0.01, 0.5, 2.0, advice.Evidence(100, 3))
     assert "more than 100 times" in far
+
+
+def test_standard_errors_from_a_percentile_interval_of_the_difference():
+    tier = pd.DataFrame({"diff": [0.0, 1.0], "diff_low": [0.0, 1.0 - 1.959964], "diff_high": [0.0, 1.0 + 1.959964]},
+                        index=["X", "Y"])
+    assert advice.standard_errors(tier)["Y"] == pytest.approx(1.0, rel=1e-4)
+    assert advice.standard_errors(pd.DataFrame({"diff": [0.2], "se": [0.1]}, index=["Y"])) == {"Y": 0.1}
+    assert advice.standard_errors(pd.DataFrame()) is None

@@ -234,8 +234,7 @@ def _evidence(out: Path, scored, suite, suite_hash: str, cohort, dataset) -> adv
     if len(scored.leading_tier) > 1:
         seed_only = api.score(out, reference=scored.reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash,
                               resample="seeds", n_weight_draws=0)
-        seed_se = {str(e): float(v) for e, v in seed_only.leading_tier_table["se"].items()} \
-            if len(seed_only.leading_tier_table) else None
+        seed_se = advice.standard_errors(seed_only.leading_tier_table, float(seed_only.settings.get("level", 0.95)))
     return advice.Evidence(n_test=n_test, n_seeds=len(suite.seeds), unit=cohort.unit, seed_se=seed_se)
 
 

@@ -80,6 +80,21 @@ def critical_value(tier: pd.DataFrame) -> float:
     return float(np.median((spread["diff"] - spread["diff_low"]) / spread["se"]))
 
 
+def standard_errors(tier: pd.DataFrame, level: float = 0.95) -> dict[str, float] | None:
+    """Standard error of each encoder's CRS difference to the top: the tier's own `se`, or, from a
+    tier that gives only a percentile interval of the difference, its width over 2 z (normal approximation)."""
+    if tier is None or tier.empty:
+        return None
+    if "se" in tier:
+        return {str(e): float(v) for e, v in tier["se"].items()}
+    if {"diff_low", "diff_high"} <= set(tier.columns):
+        from scipy.stats import norm
+
+        z = float(norm.ppf(0.5 + level / 2))
+        return {str(e): float(h - l) / (2 * z) for e, l, h in zip(tier.index, tier["diff_low"], tier["diff_high"])}
+    return None
+
+
 def separation_sentence(top: str, other: str, diff: float, se: float, q: float, evidence: Evidence) -> str:
     """What more data would separate `other` from `top`, from the measured standard error."""
     if not (diff > 1e-9) or not math.isfinite(q) or not se > 0:
@@ -140,15 +155,26 @@ def _crs_words(encoder: str, row, report) -> str:
     return f"CRS {float(row['crs']):+.2f} against {report.reference}{interval}"
 
 
+def axis_value_words(axis: str, row) -> str:
+    """One axis of one encoder as a reader knows it: AUROC, calibration error, a share kept."""
+    if axis == "calibration":
+        return f"calibration error {calibration_error(row):.3f}"
+    if axis == "discrimination":
+        return f"AUROC {float(row[axis]):.3f}"
+    return f"{AXIS_WORDS[axis]} {float(row[axis]):.0%}"
+
+
 def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame) -> str:
+    """Where the choice is weakest, on the fixed scale the CRS reads, and whether others are weaker still."""
     if scaled.empty:
         return ""
     weakest = scaled.loc[top].idxmin()
     worst = scaled.min(axis=1)
     best_worst = bool(worst.loc[top] >= worst.max() - 1e-12) and len(scaled) > 1
-    lead = "best worst axis of all encoders" if best_worst else "not the best worst axis"
-    value = float(scores.loc[top, weakest])
-    return f"{top}: {lead}; its weakest axis is {AXIS_WORDS[weakest]} ({value:.3f}); AUROC {float(scores.loc[top, 'discrimination']):.3f}."
+    lead = "the best worst axis of all encoders" if best_worst else "not the best worst axis"
+    others = [axis_value_words(a, scores.loc[top]) for a in scaled.columns if a != weakest]
+    return (f"{top}: {lead}, its weakest being {AXIS_WORDS[weakest]} ({axis_value_words(weakest, scores.loc[top])}); "
+            f"{', '.join(others)}.")
 
 
 def _higher_auroc(top: str, scores: pd.DataFrame, scaled: pd.DataFrame, axes) -> list[str]:
