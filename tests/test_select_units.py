@@ -203,6 +203,24 @@ def test_thin_classes_name_their_groups_and_rows():
     assert [(t.name, t.groups, t.rows) for t in thin] == [("melanoma", ("p9",), (2, 3, 4))]
 
 
+def test_array_rows_are_named_by_split_and_index():
+    from pathlib import Path
+
+    from crsbench.selection.source import Cohort
+    from crsbench.selection.task import infer_from_array
+    from crsbench.selection.validate import located
+
+    facts = infer_from_array(np.array([0, 1]))
+    medmnist = Cohort(Path("retinamnist.npz"), {}, facts, "")
+    assert medmnist.where("retinamnist-train-00017") == "retinamnist.npz: train row 17"
+    assert located(medmnist, ["retinamnist-train-00003", "retinamnist-train-00005", "retinamnist-val-00002"]) \
+        == "train rows 3, 5; val row 2"
+    plain = Cohort(Path("cohort.npz"), {}, facts, "")
+    assert plain.where("cohort-000042") == "cohort.npz: row 42"
+    folder = Cohort(Path("d"), {}, facts, "", csv=Path("d/labels.csv"), lines={"a.png": 2, "b.png": 3})
+    assert folder.where("b.png") == "d/labels.csv line 3" and located(folder, ["a.png", "b.png"]) == "lines 2, 3"
+
+
 def test_fraction_floor():
     assert usable_fractions([100, 12], FRACTIONS) == (0.1, 0.25, 0.5, 1.0)  # 12 x 0.1 keeps 2
     short = fraction_shortfalls([100, 12], ("a", "b"), (0.05, 1.0))
@@ -240,6 +258,17 @@ def test_a_lone_leader_is_recommended_with_the_trade_off_of_a_higher_auroc_rival
     assert "best worst axis" in text
     assert "Y has 0.010 higher AUROC but twice the calibration error (0.080 vs 0.040)" in text
     assert "cannot separate" not in text
+
+
+def test_a_calibration_error_of_zero_is_called_the_estimate_floor_not_perfect():
+    scores = _scores([("X", 0.99, 1.0, 0.95, 0.95, 2.0, 1.0, 3.0), ("Y", 0.80, 0.90, 0.70, 0.40, 0.0, math.nan,
+                                                                   math.nan)])
+    table = pd.DataFrame({"diff": [0.0, 2.0], "se": [0.0, 0.3], "diff_low": [0.0, 1.4]}, index=["X", "Y"])
+    text = " ".join(advice.recommendation(_Scored(scores, ("X",), table, "Y"), advice.Evidence(180, 3)))
+    assert "calibration error 0.000 (the debiased estimate at its floor on 180 test images" in text
+    scores.loc["X", "calibration"] = 0.99
+    text = " ".join(advice.recommendation(_Scored(scores, ("X",), table, "Y"), advice.Evidence(180, 3)))
+    assert "calibration error 0.010" in text and "floor" not in text
 
 
 def test_when_the_tier_holds_everyone_it_says_what_would_separate_them():

@@ -22,7 +22,7 @@ from crsbench.progress import RichProgress
 from crsbench.selection import advice
 from crsbench.selection.budget import ImageCounts, plan_budget
 from crsbench.selection.cohort_checks import usable_fractions
-from crsbench.selection.compose import SELECT_C_GRID, SUITE_FILE, compose_suite, parse_encoders, suite_text
+from crsbench.selection.compose import SELECT_C_GRID, SUITE_FILE, TASK_NAME, compose_suite, parse_encoders, suite_text
 from crsbench.selection.duration import format_duration, parse_duration
 from crsbench.selection.source import open_cohort
 from crsbench.selection.validate import check_cohort
@@ -113,6 +113,18 @@ def _print_plan(plan) -> None:
         _say("  nothing cut: the full protocol fits")
 
 
+class _NoRepeats(RichProgress):
+    """The run's messages, less those select printed already (the class counts, shown before the plan)."""
+
+    def __init__(self, said: set[str]):
+        super().__init__()
+        self.said = said
+
+    def log(self, message: str) -> None:
+        if message not in self.said:
+            super().log(message)
+
+
 def _reusable(out: Path, arguments: dict) -> bool:
     try:
         return (out / SUITE_FILE).is_file() and json.loads((out / ARGUMENTS_FILE).read_text()) == arguments
@@ -166,7 +178,8 @@ def select(
 
     dataset = get_dataset(**cohort.options)
     counts = check_cohort(cohort, dataset, requested)
-    _say(counts_line("cohort", dataset, counts))
+    counts_said = counts_line(TASK_NAME, dataset, counts)
+    _say(counts_said)
     shift_dataset = get_dataset(**shift_cohort.options) if shift_cohort is not None else None
     if shift_dataset is not None:
         from crsbench.selection.validate import check_images_readable
@@ -206,7 +219,7 @@ def select(
         _say("dry run: nothing run")
         return
 
-    summary = api.run(suite, progress=RichProgress(), cache_dir=cache_dir)
+    summary = api.run(suite, progress=_NoRepeats({counts_said}), cache_dir=cache_dir)
     _console().print(report.run_summary_line(summary, time.perf_counter() - started))
     suite_hash = suite.suite_hash()
     scored = api.score(out, reference=labels[0], n_boot=SELECT_N_BOOT, suite_hash=suite_hash)

@@ -26,6 +26,7 @@ AXIS_MEANING = {
 }
 MAX_FACTOR = 100.0  # beyond this many times the data, "more data" is not a useful answer
 RATIO_WORDS = {2: "twice", 3: "three times", 4: "four times"}
+CALIBRATION_FLOOR = 0.0005  # below this a calibration error prints as 0.000: the debiased estimate's floor
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def recommendation(report, evidence: Evidence) -> list[str]:
         others = ", ".join(e for e in tier if e != top)
         sentences.append(f"The data cannot separate {', '.join(tier)}: all are in the leading tier. {top} has the "
                          f"highest CRS ({_crs_words(top, row, report)}), but {others} may be as good.")
-    sentences.append(_why(top, scaled, scores))
+    sentences.append(_why(top, scaled, scores, evidence))
     sentences += _higher_auroc(top, scores, scaled, axes)
     if len(tier) > 1:
         sentences += _what_would_separate(top, tier, report, evidence)
@@ -155,16 +156,22 @@ def _crs_words(encoder: str, row, report) -> str:
     return f"CRS {float(row['crs']):+.2f} against {report.reference}{interval}"
 
 
-def axis_value_words(axis: str, row) -> str:
+def axis_value_words(axis: str, row, evidence: Evidence | None = None) -> str:
     """One axis of one encoder as a reader knows it: AUROC, calibration error, a share kept."""
     if axis == "calibration":
-        return f"calibration error {calibration_error(row):.3f}"
+        error = calibration_error(row)
+        if error < CALIBRATION_FLOOR and evidence is not None:
+            # the debiased estimate subtracts its expected sampling noise and is clipped at 0: on a small
+            # test set 0.000 means "too small to tell from noise", not a perfect calibration
+            return (f"calibration error {error:.3f} (the debiased estimate at its floor on {evidence.n_test:,} "
+                    f"{evidence.unit}: smaller than this test set can measure, not shown to be perfect)")
+        return f"calibration error {error:.3f}"
     if axis == "discrimination":
         return f"AUROC {float(row[axis]):.3f}"
     return f"{AXIS_WORDS[axis]} {float(row[axis]):.0%}"
 
 
-def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame) -> str:
+def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame, evidence: Evidence) -> str:
     """Where the choice is weakest, on the fixed scale the CRS reads, and whether others are weaker still."""
     if scaled.empty:
         return ""
@@ -172,8 +179,9 @@ def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame) -> str:
     worst = scaled.min(axis=1)
     best_worst = bool(worst.loc[top] >= worst.max() - 1e-12) and len(scaled) > 1
     lead = "the best worst axis of all encoders" if best_worst else "not the best worst axis"
-    others = [axis_value_words(a, scores.loc[top]) for a in scaled.columns if a != weakest]
-    return (f"{top}: {lead}, its weakest being {AXIS_WORDS[weakest]} ({axis_value_words(weakest, scores.loc[top])}); "
+    others = [axis_value_words(a, scores.loc[top], evidence) for a in scaled.columns if a != weakest]
+    weakest_words = axis_value_words(weakest, scores.loc[top], evidence)
+    return (f"{top}: {lead}, its weakest being {AXIS_WORDS[weakest]} ({weakest_words}); "
             f"{', '.join(others)}.")
 
 

@@ -9,6 +9,7 @@ with a grouped, stratified split).
 from __future__ import annotations
 
 import csv
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ MODALITIES = {"xray": "chest_xray", "chest_xray": "chest_xray", "fundus": "fundu
 MEDMNIST_KEYS = ("train_images", "train_labels", "val_images", "val_labels", "test_images", "test_labels")
 SPLIT_COLUMN = "split"  # used when the CSV has one
 DEFAULT_LABEL_COLUMN = "label"
+# Example ids of array datasets: `{name}-{split}-{index:05d}` (MedMNIST) or `{name}-{index:06d}` (npz)
+_ARRAY_ID = re.compile(r"-(?:(?P<split>train|val|test)-)?(?P<index>\d+)$")
 
 
 def modality_name(choice: str | None, default: str = "generic") -> str:
@@ -48,11 +51,22 @@ class Cohort:
     lines: dict[str, int] = field(default_factory=dict)  # image id -> CSV line (folder)
     group_column: Optional[str] = None
 
-    def where(self, image_id: str) -> str:
-        """`labels.csv line 12` for a folder, `data.npz row 11` for arrays."""
+    def row(self, image_id: str) -> str:
+        """Where one example sits in DATA: `12` (a CSV line), `train row 17` (a MedMNIST split's array
+        index, from 0) or `row 17` (an `.npz` array index, from 0)."""
         if self.csv is not None:
-            return f"{self.csv} line {self.lines.get(image_id, '?')}"
-        return f"{self.path} {image_id}"
+            return str(self.lines.get(image_id, "?"))
+        found = _ARRAY_ID.search(image_id)
+        if found is None:
+            return f"id {image_id}"
+        split, index = found.group("split"), int(found.group("index"))
+        return f"{split} row {index}" if split else f"row {index}"
+
+    def where(self, image_id: str) -> str:
+        """`labels.csv line 12` for a folder, `retinamnist.npz: train row 17` for arrays."""
+        if self.csv is not None:
+            return f"{self.csv} line {self.row(image_id)}"
+        return f"{self.path}: {self.row(image_id)}"
 
     @property
     def unit(self) -> str:

@@ -26,6 +26,19 @@ def _shown(items: Sequence[str]) -> str:
     return ", ".join(items[:SHOWN]) + (", ..." if len(items) > SHOWN else "")
 
 
+def located(cohort: Cohort, image_ids) -> str:
+    """`line 4` / `lines 3, 5, 7, ...` of a CSV; `train rows 3, 5; val row 2` / `rows 3, 5` of arrays."""
+    places = [cohort.row(str(i)) for i in image_ids]
+    if cohort.csv is not None:
+        return f"line{'s' if len(places) > 1 else ''} {_shown(places) or 'none'}"
+    by_part: dict[str, list[str]] = {}
+    for place in places:
+        part, _, index = place.rpartition(" ")
+        by_part.setdefault(part, []).append(index)
+    return "; ".join(f"{part}{'s' if len(indices) > 1 else ''} {_shown(indices)}"
+                     for part, indices in by_part.items()) or "no rows"
+
+
 def check_images_readable(cohort: Cohort, dataset) -> int:
     """Every image file opens and its header parses (a cheap check; full decoding happens when embedding)."""
     files = getattr(dataset, "files", None)
@@ -54,11 +67,11 @@ def check_groups(cohort: Cohort, dataset) -> None:
     thin = thin_classes(labels, groups, dataset.meta.class_names)
     if thin:
         first = thin[0]
-        where = _shown([cohort.where(str(ids[r])).rsplit(" ", 1)[-1] for r in first.rows])
         source = cohort.csv or cohort.path
         raise DataError(
             f"{source}: class '{first.name}' has images from only {len(first.groups)} patient(s) in column "
-            f"'{cohort.group_column}' ({_shown(list(first.groups))}; rows at line {where}): train, val and test "
+            f"'{cohort.group_column}' ({_shown(list(first.groups))}; at {located(cohort, ids[list(first.rows)])}): "
+            "train, val and test "
             f"each need a patient of every class, so at least {MIN_GROUPS_PER_CLASS}; add patients, or merge or "
             "drop the class"
         )
@@ -74,10 +87,10 @@ def check_fractions(cohort: Cohort, dataset, fractions: Sequence[float]) -> None
     if short:
         s = short[0]
         cls = dataset.meta.class_names.index(s.name)
-        rows = [cohort.where(str(i)).rsplit(" ", 1)[-1] for i in train.ids[train.labels == cls]]
         source = cohort.csv or cohort.path
+        rows = located(cohort, train.ids[train.labels == cls])
         raise DataError(
-            f"{source}: class '{s.name}' has {s.train_images} training image(s) (lines {_shown(rows) or 'none'}); at "
+            f"{source}: class '{s.name}' has {s.train_images} training image(s) ({rows}); at "
             f"label fraction {s.fraction:g} the probe would see {s.kept}, fewer than {MIN_PER_CLASS}: drop that "
             "fraction from --fractions, or add images of the class"
         )
