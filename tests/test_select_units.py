@@ -163,6 +163,34 @@ def test_estimate_counts_perturbed_test_copies_once_per_condition():
     assert extra == pytest.approx(0.1 * COUNTS.test)
 
 
+def test_a_fit_costs_its_fixed_part_plus_its_share_of_the_rows():
+    cost = EncoderCost(0.01, fit_seconds=2.0, fit_fixed_seconds=0.5)
+    assert cost.fit_at(1.0) == pytest.approx(2.0)
+    assert cost.fit_at(0.1) == pytest.approx(0.5 + 1.5 * 0.1)
+    assert EncoderCost(0.01, 2.0).fit_at(0.01) == pytest.approx(0.05 * 2.0)  # the floor without a fixed part
+
+
+def test_probe_fit_timing_has_a_realistic_shape_and_a_fixed_part():
+    from crsbench.probe import ProbeConfig
+    from crsbench.selection.measure import measure_probe_fit, stand_in_features
+
+    labels = np.repeat([0, 1, 2], 200)
+    x = stand_in_features(labels, 32)
+    gap = np.linalg.norm(x[labels == 0].mean(0) - x[labels == 1].mean(0))
+    assert x.shape == (600, 32) and 0.5 < gap < 2.5  # some class signal, far from separable
+    full, fixed = measure_probe_fit(labels, 32, "single_label", 3, ProbeConfig((0.1, 1.0)))
+    assert 0 <= fixed <= full
+
+
+def test_the_closing_line_sets_the_wall_time_beside_the_estimate():
+    from crsbench.cli_select import Estimate, _timing_line
+
+    line = _timing_line(250.0, 150.0, Estimate(spent_s=20.0, run_s=140.0, scoring_s=60.0))
+    assert line == ("select finished in 4m10s (250 s); estimated 3m40s (220 s): measuring 20s, run 2m30s against "
+                    "2m20s estimated, scoring and report 1m20s against 1m00s")
+    assert _timing_line(61.0, 30.0, None) == "select finished in 1m01s (61 s)"
+
+
 def test_perturbation_subsets_take_one_of_each_kind_first():
     order = perturbation_order(DERM)
     assert order[:4] == ("gaussian_noise", "defocus_blur", "jpeg", "brightness_down")

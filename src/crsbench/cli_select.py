@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -71,9 +72,10 @@ def _scoring_estimate(protocol, n_encoders: int, counts: ImageCounts) -> float:
     return SCORING_BASE_S + SCORING_PER_RECORD_CASE_S * records * counts.test * SELECT_N_BOOT / 100
 
 
-def _plan(suite_skeleton, entries, labels, dataset, shift_dataset, counts_by_split, cohort, budget_s,
-          fractions, seeds, modality):
-    """Measure every encoder on this cohort, then the plan that fits the budget."""
+def _plan(entries, labels, dataset, shift_dataset, counts_by_split, budget_s, fractions, seeds, modality,
+          started: float):
+    """Measure every encoder on this cohort, then the plan that fits what is left of the budget (the time
+    spent so far, since `started`, is part of it)."""
     from crsbench.perturbations import MODALITY_SETS
     from crsbench.probe import ProbeConfig
     from crsbench.selection.measure import measure_encoder, measure_perturbations
@@ -86,7 +88,8 @@ def _plan(suite_skeleton, entries, labels, dataset, shift_dataset, counts_by_spl
                                       dataset.meta.n_classes, probe)
         costs[label] = cost
         _say(f"measured {label}: {cost.seconds_per_image * 1000:.1f} ms per image, {width}-d vectors, "
-             f"probe fit {cost.fit_seconds:.2f} s, model setup {cost.setup_seconds:.1f} s")
+             f"probe fit {cost.fit_seconds:.2f} s on the whole training split ({cost.fit_fixed_seconds:.2f} s of it "
+             f"at any size), model setup {cost.setup_seconds:.1f} s")
     names = MODALITY_SETS[modality]
     perturb_s = measure_perturbations(train, names)
     counts = ImageCounts(*(len(dataset.split(s)) for s in ("train", "val", "test")),
@@ -96,17 +99,37 @@ def _plan(suite_skeleton, entries, labels, dataset, shift_dataset, counts_by_spl
     if not fractions and len(ladder) < len(DEFAULT_FRACTIONS):
         left = [f"{f:g}" for f in DEFAULT_FRACTIONS if f not in ladder]
         _say(f"label fractions {', '.join(left)} left out: a class would keep fewer than 2 training images")
-    probe_plan = plan_budget(costs, counts, budget_s, names, ladder, perturb_seconds=perturb_s,
+    left_s = max(budget_s - (time.perf_counter() - started), 1.0)
+    probe_plan = plan_budget(costs, counts, left_s, names, ladder, perturb_seconds=perturb_s,
                              has_shift=shift_dataset is not None, seeds=seeds, scoring_seconds=0.0)
     scoring = _scoring_estimate(probe_plan.protocol, len(labels), counts)
-    return plan_budget(costs, counts, budget_s, names, ladder, perturb_seconds=perturb_s,
+    return plan_budget(costs, counts, left_s, names, ladder, perturb_seconds=perturb_s,
                        has_shift=shift_dataset is not None, seeds=seeds, scoring_seconds=scoring), costs
 
 
-def _print_plan(plan) -> None:
+@dataclass(frozen=True)
+class Estimate:
+    """What the plan expects each part of a selection to take, in seconds, to set beside what it took."""
+
+    spent_s: float  # reading, checking and measuring, before the plan
+    run_s: float  # embeddings and probes
+    scoring_s: float  # scoring and the report
+
+    @property
+    def total_s(self) -> float:
+        return self.spent_s + self.run_s + self.scoring_s
+
+
+def _estimate(plan, spent_s: float) -> Estimate:
+    run_s = sum(v for k, v in plan.per_encoder_s.items() if k != "scoring")
+    return Estimate(spent_s, run_s, plan.per_encoder_s.get("scoring", 0.0))
+
+
+def _print_plan(plan, estimate: Estimate, budget_s: float) -> None:
     fit = "" if plan.fits else " (over budget even at the smallest protocol: running it anyway)"
-    _say(f"plan: {plan.protocol.describe()}; estimated {format_duration(plan.estimate_s)} of a "
-         f"{format_duration(plan.budget_s)} budget{fit}")
+    _say(f"plan: {plan.protocol.describe()}; estimated {format_duration(estimate.total_s)} of a "
+         f"{format_duration(budget_s)} budget ({format_duration(estimate.spent_s)} spent measuring, "
+         f"{format_duration(estimate.run_s)} to run, {format_duration(estimate.scoring_s)} to score){fit}")
     for cut in plan.cuts:
         _say(f"  cut to fit the budget: {cut}")
     if not plan.cuts:
@@ -196,14 +219,16 @@ def select(
                  "ordinal": ordinal, "shift": str(Path(shift).resolve()) if shift else None, "budget_s": budget_s,
                  "fractions": requested, "seeds": seeds}
     suite_file = out / SUITE_FILE
+    estimate = None  # none when resuming: the plan was made by an earlier call
     if _reusable(out, arguments):
         suite = load_suite(suite_file)
         _say(f"resuming {suite_file}: planned before with these arguments ({len(suite.seeds)} seeds, "
              f"fractions {', '.join(f'{f:g}' for f in suite.fractions)})")
     else:
-        plan, _ = _plan(None, entries, labels, dataset, shift_dataset, counts, cohort, budget_s, requested, seeds,
-                        modality_used)
-        _print_plan(plan)
+        plan, _ = _plan(entries, labels, dataset, shift_dataset, counts, budget_s, requested, seeds, modality_used,
+                        started)
+        estimate = _estimate(plan, time.perf_counter() - started)
+        _print_plan(plan, estimate, budget_s)
         mapping = compose_suite(f"select-{cohort.options.get('name', 'cohort')}", entries, cohort.options,
                                 plan.protocol, shift=shift_cohort.options if shift_cohort else None,
                                 reference=labels[0], cache=str(cache_dir.resolve()) if cache_dir else None)
@@ -219,7 +244,9 @@ def select(
         _say("dry run: nothing run")
         return
 
+    run_started = time.perf_counter()
     summary = api.run(suite, progress=_NoRepeats({counts_said}), cache_dir=cache_dir)
+    run_s = time.perf_counter() - run_started
     _console().print(report.run_summary_line(summary, time.perf_counter() - started))
     suite_hash = suite.suite_hash()
     scored = api.score(out, reference=labels[0], n_boot=SELECT_N_BOOT, suite_hash=suite_hash)
@@ -233,8 +260,19 @@ def select(
     api.write_scores(scored, out)
     written = api.write_report(out, scored=scored, suite_hash=suite_hash)
     _say(f"report: {written.html}")
-    _say(f"select finished in {format_duration(time.perf_counter() - started)} "
-         f"({time.perf_counter() - started:.0f} s)")
+    _say(_timing_line(time.perf_counter() - started, run_s, estimate))
+
+
+def _timing_line(total_s: float, run_s: float, estimate: Estimate | None) -> str:
+    """The wall time, beside the plan's estimate of it when this call made the plan."""
+    line = f"select finished in {format_duration(total_s)} ({total_s:.0f} s)"
+    if estimate is None:
+        return line
+    rest_s = total_s - run_s - estimate.spent_s
+    return (f"{line}; estimated {format_duration(estimate.total_s)} ({estimate.total_s:.0f} s): "
+            f"measuring {format_duration(estimate.spent_s)}, run {format_duration(run_s)} against "
+            f"{format_duration(estimate.run_s)} estimated, scoring and report {format_duration(rest_s)} against "
+            f"{format_duration(estimate.scoring_s)}")
 
 
 def _evidence(out: Path, scored, suite, suite_hash: str, cohort, dataset) -> advice.Evidence:

@@ -4,7 +4,8 @@ What a run costs, per encoder:
 
     setup + t_img * (train + val + test + shift)                       clean embeddings, once
           + (t_img + t_perturb) * test * perturbations * severities    perturbed test copies
-          + t_fit * seeds * sum_f max(f, FIT_FLOOR)                    probes (cost ~ training size)
+          + seeds * sum_f fit(f)                                       probes
+    fit(f) = max(t_fixed + (t_fit - t_fixed) * f, FIT_FLOOR * t_fit)   a fit's cost ~ its training rows
 
 plus the scoring. Each of four dimensions has a few levels (seeds 5/4/3, the fraction ladder,
 the perturbation subset, the severities); every combination is costed and the one losing least
@@ -48,6 +49,12 @@ class EncoderCost:
     seconds_per_image: float  # decode, resize and forward pass of one clean image
     fit_seconds: float  # one probe fit (every C of the grid) on the whole training split
     setup_seconds: float = 0.0  # building the model, once
+    fit_fixed_seconds: float = 0.0  # the part of a fit that does not shrink with fewer training rows
+
+    def fit_at(self, fraction: float) -> float:
+        """Seconds of one probe fit at a label fraction."""
+        fixed = min(self.fit_fixed_seconds, self.fit_seconds)
+        return max(fixed + (self.fit_seconds - fixed) * fraction, FIT_FLOOR * self.fit_seconds)
 
 
 @dataclass(frozen=True)
@@ -107,11 +114,11 @@ def estimate_seconds(protocol: Protocol, costs: Mapping[str, EncoderCost], count
                      perturb_seconds: float = 0.0, scoring_seconds: float = 0.0) -> dict[str, float]:
     """Seconds per encoder, plus `scoring` for the scoring step."""
     perturbed = counts.test * len(protocol.perturbations) * len(protocol.severities)
-    fit_units = protocol.seeds * sum(max(f, FIT_FLOOR) for f in protocol.fractions)
     clean = counts.train + counts.val + counts.test + counts.shift
     out = {
         name: cost.setup_seconds + cost.seconds_per_image * clean
-        + (cost.seconds_per_image + perturb_seconds) * perturbed + cost.fit_seconds * fit_units
+        + (cost.seconds_per_image + perturb_seconds) * perturbed
+        + protocol.seeds * sum(cost.fit_at(f) for f in protocol.fractions)
         for name, cost in costs.items()
     }
     out["scoring"] = scoring_seconds

@@ -15,8 +15,32 @@ from crsbench.selection.budget import EncoderCost
 
 SAMPLE_IMAGES = 8
 WARM_UP_IMAGES = 2  # the first forward pass pays one-off costs (allocation, kernel choice)
-PROBE_SAMPLE = 512  # training rows of the timed probe fit; the cost is scaled to the whole split
+REPEATS = 3  # timings repeated, the median kept: one slow pass on a busy machine does not set the plan
+PROBE_ROWS = 2_000  # most training rows of the timed probe fit; a larger split is scaled from it
+SMALL_FIT_SHARE = 0.1  # the second timed fit, on this share of the rows: what a fit costs regardless of size
+CLASS_SEPARATION = 1.0  # class means this many standard deviations apart in the stand-in features
 PROBE_SEVERITY = 3
+
+
+def median_seconds(run, repeats: int = REPEATS) -> float:
+    """Median wall time of `repeats` calls of run()."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return float(np.median(times))
+
+
+def stand_in_features(labels: np.ndarray, width: int, seed: int = 0) -> np.ndarray:
+    """Features of an encoder's width with some class signal: the solver's work depends on the shape of
+    the problem and on how separable it is (pure noise converges differently from real embeddings), and the
+    real embeddings are not computed yet."""
+    rng = np.random.default_rng(seed)
+    key = labels if labels.ndim == 1 else np.nan_to_num(labels).argmax(axis=1)  # multi-label: one label per row
+    classes = np.unique(key)
+    means = rng.standard_normal((len(classes), width)) * CLASS_SEPARATION / np.sqrt(width)
+    return (rng.standard_normal((len(key), width)) + means[np.searchsorted(classes, key)]).astype(np.float32)
 
 
 class _Subset:
@@ -42,9 +66,9 @@ def sample_indices(n: int, k: int) -> np.ndarray:
 
 def measure_encoder(choice, train: SplitData, task_type: str, n_classes: int, probe_config,
                     n_images: int = SAMPLE_IMAGES) -> tuple[EncoderCost, int]:
-    """(cost, embedding width) of one suite encoder on this cohort's training images."""
-    from crsbench.probe import fit_probe
-
+    """(cost, embedding width) of one suite encoder on this cohort's training images: the median of a
+    few timings after a warm-up pass, and two probe fits of realistic shape (the full rows up to
+    PROBE_ROWS, and a tenth of them) for what a fit costs at any label fraction."""
     started = time.perf_counter()
     encoder = choice.build()
     embedder = Embedder(batch_size=max(n_images, WARM_UP_IMAGES))
@@ -53,32 +77,58 @@ def measure_encoder(choice, train: SplitData, task_type: str, n_classes: int, pr
     setup = time.perf_counter() - started
 
     chosen = sample_indices(len(train), n_images)
-    started = time.perf_counter()
-    vectors = embedder.extract(encoder, _Subset(train.images, chosen), train.ids[chosen], CLEAN, "timing")
-    per_image = (time.perf_counter() - started) / len(chosen)
+    sample = _Subset(train.images, chosen)
+    vectors = []
+    per_image = median_seconds(
+        lambda: vectors.append(embedder.extract(encoder, sample, train.ids[chosen], CLEAN, "timing"))) / len(chosen)
+    width = int(vectors[0].shape[1])
+    fit_full, fit_fixed = measure_probe_fit(train.labels, width, task_type, n_classes, probe_config)
+    return EncoderCost(per_image, fit_full, setup, fit_fixed), width
 
-    width = vectors.shape[1]
-    rows = min(len(train), PROBE_SAMPLE)
-    rng = np.random.default_rng(0)
-    # random features of the encoder's width stand in for its embeddings: the solver's cost depends on the
-    # shape of the problem, and the real embeddings are not computed yet
-    labels = train.labels[sample_indices(len(train), rows)]
-    x = rng.standard_normal((len(labels), width)).astype(np.float32)
-    x_val = rng.standard_normal((max(2, len(labels) // 4), width)).astype(np.float32)
-    started = time.perf_counter()
-    fit_probe(task_type, x, labels, x_val, labels[: len(x_val)], n_classes, probe_config)
-    fit = (time.perf_counter() - started) * len(train) / len(labels)
-    return EncoderCost(per_image, fit, setup), int(width)
+
+def measure_probe_fit(labels: np.ndarray, width: int, task_type: str, n_classes: int,
+                      probe_config) -> tuple[float, float]:
+    """(seconds of one fit on all of `labels`' rows, seconds a fit costs regardless of its rows)."""
+    from crsbench.probe import fit_probe
+
+    rows = sample_indices(len(labels), PROBE_ROWS)
+    y = labels[rows]
+    x = stand_in_features(y, width)
+    val = sample_indices(len(rows), max(2 * n_classes, len(rows) // 4))
+    x_val, y_val = stand_in_features(y[val], width, seed=1), y[val]
+    small = _stratified_share(y, SMALL_FIT_SHARE)
+
+    def fit(subset):
+        return lambda: fit_probe(task_type, x[subset], y[subset], x_val, y_val, n_classes, probe_config)
+
+    fit(small)()  # warm-up: the first fit pays the solver's one-off setup
+    t_small = median_seconds(fit(small), 2)
+    t_large = median_seconds(fit(np.arange(len(y))), 2)
+    # a straight line through the two timed fits, extended to the whole split
+    per_row = max(t_large - t_small, 0.0) / max(len(y) - len(small), 1)
+    fixed = max(t_small - per_row * len(small), 0.0)
+    return fixed + per_row * len(labels), fixed
+
+
+def _stratified_share(labels: np.ndarray, share: float) -> np.ndarray:
+    """Rows keeping `share` of each class (at least 2), like a label fraction's subset."""
+    if labels.ndim > 1:  # multi-label: every row, evenly thinned
+        return sample_indices(len(labels), max(4, int(share * len(labels))))
+    keep = [rows[sample_indices(len(rows), max(2, int(np.ceil(share * len(rows)))))]
+            for rows in (np.flatnonzero(labels == c) for c in np.unique(labels))]
+    return np.sort(np.concatenate(keep))
 
 
 def measure_perturbations(train: SplitData, names: Sequence[str], n_images: int = SAMPLE_IMAGES) -> float:
-    """Mean seconds one perturbation takes on one stored image (at a middle severity)."""
+    """Median seconds one perturbation takes on one stored image (at a middle severity), after a warm-up."""
     if not names:
         return 0.0
     chosen = sample_indices(len(train), n_images)
     batch = images_batch(train.images, chosen)
     ids = train.ids[chosen]
-    started = time.perf_counter()
-    for name in names:
-        Condition.perturbation(name, PROBE_SEVERITY).apply(batch, ids)
-    return (time.perf_counter() - started) / (len(names) * len(chosen))
+
+    def perturb(rows):
+        return lambda: [Condition.perturbation(name, PROBE_SEVERITY).apply(batch[rows], ids[rows]) for name in names]
+
+    perturb(slice(0, WARM_UP_IMAGES))()
+    return median_seconds(perturb(slice(None))) / (len(names) * len(chosen))
