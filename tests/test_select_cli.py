@@ -129,7 +129,7 @@ def test_ordinal_must_be_declared_and_whole_numbers(tmp_path):
 def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatch):
     import _planted_encoders as planted
 
-    images, labels = planted.cohort(300)
+    images, labels = planted.cohort(600)
     np.savez(tmp_path / "cohort.npz", images=images, labels=labels)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "out"
@@ -139,6 +139,8 @@ def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatc
     result = _select(*args)
     assert result.exit_code == 0, result.output
     assert "Leading tier: _planted_encoders:sharp\n" in result.output
+    assert result.output.count("examples per class, train/val/test") == 1  # select shows it; the run does not repeat it
+    assert re.search(r"select finished in \S+ \(\d+ s\); estimated \S+", result.output)
     assert "Recommendation: _planted_encoders:sharp, alone in the leading tier" in result.output
     assert (out / "report" / "report.html").is_file() and (out / "suite.yaml").is_file()
     from crsbench import api
@@ -146,7 +148,6 @@ def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatc
     scores = api.score(out, n_boot=0).scores
     axes = ["discrimination", "calibration", "label_efficiency", "robustness"]
     planted_name, rivals = "_planted_encoders:sharp", ["_planted_encoders:blurred_a", "_planted_encoders:blurred_b"]
-    print("\n" + scores[axes + ["crs"]].round(4).to_string())
     for axis in axes:  # built to be better on every axis, and it is
         for rival in rivals:
             assert scores.loc[planted_name, axis] > scores.loc[rival, axis], (axis, rival, scores[axes])

@@ -293,7 +293,7 @@ def test_a_calibration_error_of_zero_is_called_the_estimate_floor_not_perfect():
                                                                    math.nan)])
     table = pd.DataFrame({"diff": [0.0, 2.0], "se": [0.0, 0.3], "diff_low": [0.0, 1.4]}, index=["X", "Y"])
     text = " ".join(advice.recommendation(_Scored(scores, ("X",), table, "Y"), advice.Evidence(180, 3)))
-    assert "calibration error 0.000 (the debiased estimate at its floor on 180 test images" in text
+    assert "calibration error 0.000, the debiased estimate at its floor on 180 test images" in text
     scores.loc["X", "calibration"] = 0.99
     text = " ".join(advice.recommendation(_Scored(scores, ("X",), table, "Y"), advice.Evidence(180, 3)))
     assert "calibration error 0.010" in text and "floor" not in text

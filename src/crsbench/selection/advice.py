@@ -163,8 +163,8 @@ def axis_value_words(axis: str, row, evidence: Evidence | None = None) -> str:
         if error < CALIBRATION_FLOOR and evidence is not None:
             # the debiased estimate subtracts its expected sampling noise and is clipped at 0: on a small
             # test set 0.000 means "too small to tell from noise", not a perfect calibration
-            return (f"calibration error {error:.3f} (the debiased estimate at its floor on {evidence.n_test:,} "
-                    f"{evidence.unit}: smaller than this test set can measure, not shown to be perfect)")
+            return (f"calibration error {error:.3f}, the debiased estimate at its floor on {evidence.n_test:,} "
+                    f"{evidence.unit}: smaller than this test set can measure, not a perfect calibration")
         return f"calibration error {error:.3f}"
     if axis == "discrimination":
         return f"AUROC {float(row[axis]):.3f}"
