@@ -112,6 +112,16 @@ def test_too_few_images_for_the_requested_fractions(tmp_path):
                      r"the probe would see 1, fewer than 2", result.output), result.output
 
 
+def test_a_bad_medmnist_label_names_its_split_and_row(tmp_path):
+    arrays = {f"{s}_images": np.zeros((6, 8, 8, 3), np.uint8) for s in ("train", "val", "test")}
+    arrays |= {f"{s}_labels": np.arange(6).reshape(6, 1) % 3 for s in ("train", "val", "test")}
+    arrays["val_labels"] = np.array([[0], [1], [2], [0], [-1], [2]])
+    np.savez(tmp_path / "pathmnist.npz", **arrays)
+    result = _select(tmp_path / "pathmnist.npz", "--encoders", "raw-pixels", "-o", tmp_path / "out", "--dry-run")
+    assert result.exit_code == 2
+    assert "pathmnist.npz: val row 4: label [-1] is negative" in result.output, result.output
+
+
 def test_ordinal_must_be_declared_and_whole_numbers(tmp_path):
     rows = [{"image": f"g-{i}.png", "grade": str(i % 3)} for i in range(30)]
     folder = _folder(tmp_path, rows)

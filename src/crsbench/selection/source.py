@@ -204,6 +204,8 @@ def _medmnist(path, archive, ordinal, modality, name, role) -> Cohort:
                         f"({', '.join(sorted(MEDMNIST_DATASETS))}); rename it or save 'images' and 'labels' keys")
     if role == "shift":
         raise DataError(f"{path}: a MedMNIST file has its own splits; a shift set needs 'images' and 'labels' keys")
+    for split in ("train", "val", "test"):
+        _refuse_negative(path, split, archive[f"{split}_labels"])
     labels = np.concatenate([archive[f"{s}_labels"] for s in ("train", "val", "test")])
     try:
         facts = infer_from_array(labels, ordinal=ordinal and info.task_type != "ordinal", declared=info.task_type,
@@ -218,6 +220,16 @@ def _medmnist(path, archive, ordinal, modality, name, role) -> Cohort:
     if modality is not None and modality_name(modality) != info.modality:
         described += f" (perturbations for {modality_name(modality)}, not MedMNIST's {info.modality})"
     return Cohort(path, options, facts, described)
+
+
+def _refuse_negative(path: Path, split: str, labels: np.ndarray) -> None:
+    """A negative class index, named by its split and row (the concatenated row would mislead)."""
+    if not np.issubdtype(labels.dtype, np.number):
+        return
+    bad = np.flatnonzero((labels.reshape(len(labels), -1) < 0).any(axis=1))
+    if bad.size:
+        raise DataError(f"{path}: {split} row {int(bad[0])}: label {labels[bad[0]].tolist()} is negative "
+                        f"(key '{split}_labels'; class indices start at 0)")
 
 
 def _plain_npz(path, archive, keys, label_column, group_column, ordinal, modality, name, role) -> Cohort:
