@@ -170,6 +170,11 @@ def test_a_fit_costs_its_fixed_part_plus_its_share_of_the_rows():
     assert EncoderCost(0.01, 2.0).fit_at(0.01) == pytest.approx(0.05 * 2.0)  # the floor without a fixed part
 
 
+def test_a_measured_perturbed_cost_replaces_the_sum_of_its_parts():
+    assert EncoderCost(0.01, 1.0).per_perturbed_image(0.004) == pytest.approx(0.014)
+    assert EncoderCost(0.01, 1.0, perturbed_seconds_per_image=0.03).per_perturbed_image(0.004) == 0.03
+
+
 def test_probe_fit_timing_has_a_realistic_shape_and_a_fixed_part():
     from crsbench.probe import ProbeConfig
     from crsbench.selection.measure import measure_probe_fit, stand_in_features

@@ -21,7 +21,7 @@ from crsbench.cli_errors import handled
 from crsbench.errors import DataError
 from crsbench.progress import RichProgress
 from crsbench.selection import advice
-from crsbench.selection.budget import ImageCounts, plan_budget
+from crsbench.selection.budget import ImageCounts, perturbation_order, plan_budget
 from crsbench.selection.cohort_checks import usable_fractions
 from crsbench.selection.compose import SELECT_C_GRID, SUITE_FILE, TASK_NAME, compose_suite, parse_encoders, suite_text
 from crsbench.selection.duration import format_duration, parse_duration
@@ -78,20 +78,20 @@ def _plan(entries, labels, dataset, shift_dataset, counts_by_split, budget_s, fr
     spent so far, since `started`, is part of it)."""
     from crsbench.perturbations import MODALITY_SETS
     from crsbench.probe import ProbeConfig
-    from crsbench.selection.measure import measure_encoder, measure_perturbations
+    from crsbench.selection.measure import measure_encoder
 
     train = dataset.split("train")
     probe = ProbeConfig(tuple(SELECT_C_GRID))
+    names = MODALITY_SETS[modality]
     costs = {}
     for entry, label in zip(entries, labels):
         cost, width = measure_encoder(EncoderChoice.model_validate(entry), train, dataset.meta.task_type,
-                                      dataset.meta.n_classes, probe)
+                                      dataset.meta.n_classes, probe, perturbation_order(names))
         costs[label] = cost
-        _say(f"measured {label}: {cost.seconds_per_image * 1000:.1f} ms per image, {width}-d vectors, "
+        _say(f"measured {label}: {cost.seconds_per_image * 1000:.1f} ms per image "
+             f"({cost.per_perturbed_image(0.0) * 1000:.1f} ms perturbed), {width}-d vectors, "
              f"probe fit {cost.fit_seconds:.2f} s on the whole training split ({cost.fit_fixed_seconds:.2f} s of it "
              f"at any size), model setup {cost.setup_seconds:.1f} s")
-    names = MODALITY_SETS[modality]
-    perturb_s = measure_perturbations(train, names)
     counts = ImageCounts(*(len(dataset.split(s)) for s in ("train", "val", "test")),
                          shift=len(shift_dataset.split("test")) if shift_dataset is not None else 0)
     train_counts = counts_by_split["train"] if dataset.meta.task_type != "multi_label" else []
@@ -100,10 +100,10 @@ def _plan(entries, labels, dataset, shift_dataset, counts_by_split, budget_s, fr
         left = [f"{f:g}" for f in DEFAULT_FRACTIONS if f not in ladder]
         _say(f"label fractions {', '.join(left)} left out: a class would keep fewer than 2 training images")
     left_s = max(budget_s - (time.perf_counter() - started), 1.0)
-    probe_plan = plan_budget(costs, counts, left_s, names, ladder, perturb_seconds=perturb_s,
+    probe_plan = plan_budget(costs, counts, left_s, names, ladder,
                              has_shift=shift_dataset is not None, seeds=seeds, scoring_seconds=0.0)
     scoring = _scoring_estimate(probe_plan.protocol, len(labels), counts)
-    return plan_budget(costs, counts, left_s, names, ladder, perturb_seconds=perturb_s,
+    return plan_budget(costs, counts, left_s, names, ladder,
                        has_shift=shift_dataset is not None, seeds=seeds, scoring_seconds=scoring), costs
 
 

@@ -3,7 +3,7 @@
 What a run costs, per encoder:
 
     setup + t_img * (train + val + test + shift)                       clean embeddings, once
-          + (t_img + t_perturb) * test * perturbations * severities    perturbed test copies
+          + t_perturbed * test * perturbations * severities            perturbed test copies
           + seeds * sum_f fit(f)                                       probes
     fit(f) = max(t_fixed + (t_fit - t_fixed) * f, FIT_FLOOR * t_fit)   a fit's cost ~ its training rows
 
@@ -50,6 +50,13 @@ class EncoderCost:
     fit_seconds: float  # one probe fit (every C of the grid) on the whole training split
     setup_seconds: float = 0.0  # building the model, once
     fit_fixed_seconds: float = 0.0  # the part of a fit that does not shrink with fewer training rows
+    perturbed_seconds_per_image: float | None = None  # decode, perturb, resize, forward; None: estimated
+
+    def per_perturbed_image(self, perturb_seconds: float) -> float:
+        """Seconds of one perturbed test image: as measured, else clean cost plus the perturbation's own."""
+        if self.perturbed_seconds_per_image is not None:
+            return self.perturbed_seconds_per_image
+        return self.seconds_per_image + perturb_seconds
 
     def fit_at(self, fraction: float) -> float:
         """Seconds of one probe fit at a label fraction."""
@@ -117,7 +124,7 @@ def estimate_seconds(protocol: Protocol, costs: Mapping[str, EncoderCost], count
     clean = counts.train + counts.val + counts.test + counts.shift
     out = {
         name: cost.setup_seconds + cost.seconds_per_image * clean
-        + (cost.seconds_per_image + perturb_seconds) * perturbed
+        + cost.per_perturbed_image(perturb_seconds) * perturbed
         + protocol.seeds * sum(cost.fit_at(f) for f in protocol.fractions)
         for name, cost in costs.items()
     }

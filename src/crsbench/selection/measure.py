@@ -1,5 +1,5 @@
-"""Measured costs on the cohort itself: per-image embedding time of each encoder, one probe fit, and
-the perturbations' own time. A few images are enough: the cost of a batch is close to linear in its size."""
+"""Measured costs on the cohort itself: per-image embedding time of each encoder, clean and through a
+perturbation, and its probe fit. A few images are enough: the cost of a batch is close to linear in its size."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ PROBE_ROWS = 2_000  # most training rows of the timed probe fit; a larger split 
 SMALL_FIT_SHARE = 0.1  # the second timed fit, on this share of the rows: what a fit costs regardless of size
 CLASS_SEPARATION = 1.0  # class means this many standard deviations apart in the stand-in features
 PROBE_SEVERITY = 3
+PERTURBATIONS_TIMED = 3  # through the whole embedding path: one of each kind (noise, blur, compression) first
 
 
 def median_seconds(run, repeats: int = REPEATS) -> float:
@@ -65,10 +66,11 @@ def sample_indices(n: int, k: int) -> np.ndarray:
 
 
 def measure_encoder(choice, train: SplitData, task_type: str, n_classes: int, probe_config,
-                    n_images: int = SAMPLE_IMAGES) -> tuple[EncoderCost, int]:
+                    perturbations: Sequence[str] = (), n_images: int = SAMPLE_IMAGES) -> tuple[EncoderCost, int]:
     """(cost, embedding width) of one suite encoder on this cohort's training images: the median of a
-    few timings after a warm-up pass, and two probe fits of realistic shape (the full rows up to
-    PROBE_ROWS, and a tenth of them) for what a fit costs at any label fraction."""
+    few timings after a warm-up pass, the same path with a perturbation applied (the first
+    PERTURBATIONS_TIMED of `perturbations`, one timing each, averaged), and two probe fits of realistic
+    shape (the full rows up to PROBE_ROWS, and a tenth of them) for what a fit costs at any fraction."""
     started = time.perf_counter()
     encoder = choice.build()
     embedder = Embedder(batch_size=max(n_images, WARM_UP_IMAGES))
@@ -82,8 +84,16 @@ def measure_encoder(choice, train: SplitData, task_type: str, n_classes: int, pr
     per_image = median_seconds(
         lambda: vectors.append(embedder.extract(encoder, sample, train.ids[chosen], CLEAN, "timing"))) / len(chosen)
     width = int(vectors[0].shape[1])
+    perturbed = None
+    if perturbations:
+        times = []
+        for name in perturbations[:PERTURBATIONS_TIMED]:
+            condition = Condition.perturbation(name, PROBE_SEVERITY)
+            times.append(median_seconds(
+                lambda: embedder.extract(encoder, sample, train.ids[chosen], condition, "timing"), 1))
+        perturbed = float(np.mean(times)) / len(chosen)
     fit_full, fit_fixed = measure_probe_fit(train.labels, width, task_type, n_classes, probe_config)
-    return EncoderCost(per_image, fit_full, setup, fit_fixed), width
+    return EncoderCost(per_image, fit_full, setup, fit_fixed, perturbed), width
 
 
 def measure_probe_fit(labels: np.ndarray, width: int, task_type: str, n_classes: int,
@@ -117,18 +127,3 @@ def _stratified_share(labels: np.ndarray, share: float) -> np.ndarray:
     keep = [rows[sample_indices(len(rows), max(2, int(np.ceil(share * len(rows)))))]
             for rows in (np.flatnonzero(labels == c) for c in np.unique(labels))]
     return np.sort(np.concatenate(keep))
-
-
-def measure_perturbations(train: SplitData, names: Sequence[str], n_images: int = SAMPLE_IMAGES) -> float:
-    """Median seconds one perturbation takes on one stored image (at a middle severity), after a warm-up."""
-    if not names:
-        return 0.0
-    chosen = sample_indices(len(train), n_images)
-    batch = images_batch(train.images, chosen)
-    ids = train.ids[chosen]
-
-    def perturb(rows):
-        return lambda: [Condition.perturbation(name, PROBE_SEVERITY).apply(batch[rows], ids[rows]) for name in names]
-
-    perturb(slice(0, WARM_UP_IMAGES))()
-    return median_seconds(perturb(slice(None))) / (len(names) * len(chosen))
