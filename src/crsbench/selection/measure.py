@@ -89,6 +89,8 @@ def measure_encoder(choice, train: SplitData, task_type: str, n_classes: int, pr
         times = []
         for name in perturbations[:PERTURBATIONS_TIMED]:
             condition = Condition.perturbation(name, PROBE_SEVERITY)
+            # warm-up: a perturbation's first call builds its kernels and tables
+            embedder.extract(encoder, _Subset(train.images, warm), train.ids[warm], condition, "warm-up")
             times.append(median_seconds(
                 lambda: embedder.extract(encoder, sample, train.ids[chosen], condition, "timing"), 1))
         perturbed = float(np.mean(times)) / len(chosen)
