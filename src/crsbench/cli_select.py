@@ -219,14 +219,14 @@ def select(
                  "ordinal": ordinal, "shift": str(Path(shift).resolve()) if shift else None, "budget_s": budget_s,
                  "fractions": requested, "seeds": seeds}
     suite_file = out / SUITE_FILE
-    estimate = None  # none when resuming: the plan was made by an earlier call
+    estimate, costs = None, {}  # none when resuming: the plan was made by an earlier call
     if _reusable(out, arguments):
         suite = load_suite(suite_file)
         _say(f"resuming {suite_file}: planned before with these arguments ({len(suite.seeds)} seeds, "
              f"fractions {', '.join(f'{f:g}' for f in suite.fractions)})")
     else:
-        plan, _ = _plan(entries, labels, dataset, shift_dataset, counts, budget_s, requested, seeds, modality_used,
-                        started)
+        plan, costs = _plan(entries, labels, dataset, shift_dataset, counts, budget_s, requested, seeds,
+                            modality_used, started)
         estimate = _estimate(plan, time.perf_counter() - started)
         _print_plan(plan, estimate, budget_s)
         mapping = compose_suite(f"select-{cohort.options.get('name', 'cohort')}", entries, cohort.options,
@@ -250,7 +250,8 @@ def select(
     _console().print(report.run_summary_line(summary, time.perf_counter() - started))
     suite_hash = suite.suite_hash()
     scored = api.score(out, reference=labels[0], n_boot=SELECT_N_BOOT, suite_hash=suite_hash)
-    evidence = _evidence(out, scored, suite, suite_hash, cohort, dataset)
+    evidence = _evidence(out, scored, suite, suite_hash, cohort, dataset,
+                         {name: cost.seconds_per_image for name, cost in costs.items()})
     _say(f"Leading tier: {', '.join(scored.leading_tier) or '-'}", "bold")
     for sentence in advice.recommendation(scored, evidence):
         _say(sentence)
@@ -275,8 +276,10 @@ def _timing_line(total_s: float, run_s: float, estimate: Estimate | None) -> str
             f"{format_duration(estimate.scoring_s)}")
 
 
-def _evidence(out: Path, scored, suite, suite_hash: str, cohort, dataset) -> advice.Evidence:
-    """The test-set size and, when the tier holds several encoders, the seed-only standard errors."""
+def _evidence(out: Path, scored, suite, suite_hash: str, cohort, dataset,
+              seconds_per_image: dict[str, float]) -> advice.Evidence:
+    """The test-set size, the measured cost per image and, when the tier holds several encoders, the
+    seed-only standard errors."""
     import numpy as np
 
     test = dataset.split("test")
@@ -286,7 +289,8 @@ def _evidence(out: Path, scored, suite, suite_hash: str, cohort, dataset) -> adv
         seed_only = api.score(out, reference=scored.reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash,
                               resample="seeds", n_weight_draws=0)
         seed_se = advice.standard_errors(seed_only.leading_tier_table, float(seed_only.settings.get("level", 0.95)))
-    return advice.Evidence(n_test=n_test, n_seeds=len(suite.seeds), unit=cohort.unit, seed_se=seed_se)
+    return advice.Evidence(n_test=n_test, n_seeds=len(suite.seeds), unit=cohort.unit, seed_se=seed_se,
+                           seconds_per_image=seconds_per_image or None, n_test_images=len(test))
 
 
 select = handled(select)

@@ -38,6 +38,7 @@ class Evidence:
     unit: str = "test images"
     seed_se: Mapping[str, float] | None = None  # seed-only bootstrap standard error of the difference to the top
     seconds_per_image: Mapping[str, float] | None = None  # measured embedding cost per encoder
+    n_test_images: int | None = None  # test images (the calibration error is over images), when not n_test
 
 
 def _ratio_words(ratio: float) -> str:
@@ -163,8 +164,9 @@ def axis_value_words(axis: str, row, evidence: Evidence | None = None) -> str:
         if error < CALIBRATION_FLOOR and evidence is not None:
             # the debiased estimate subtracts its expected sampling noise and is clipped at 0: on a small
             # test set 0.000 means "too small to tell from noise", not a perfect calibration
-            return (f"calibration error {error:.3f}, the debiased estimate at its floor on {evidence.n_test:,} "
-                    f"{evidence.unit}: smaller than this test set can measure, not a perfect calibration")
+            images = evidence.n_test_images or evidence.n_test
+            return (f"calibration error {error:.3f}, the debiased estimate at its floor on {images:,} test images: "
+                    "smaller than this test set can measure, not a perfect calibration")
         return f"calibration error {error:.3f}"
     if axis == "discrimination":
         return f"AUROC {float(row[axis]):.3f}"
