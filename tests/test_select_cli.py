@@ -168,12 +168,13 @@ def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatc
 
 def _real_run(tmp_path, data, *args):
     out = tmp_path / "out"
-    result = _select(data, "--encoders", "efficientnet-lite0@input_size=96,colour-texture", "--budget", "3m",
+    result = _select(data, "--encoders", "efficientnet-lite0@input_size=96,colour-texture", "--budget", "2m30s",
                      "-o", out, "--cache-dir", tmp_path / "cache", *args)
     assert result.exit_code == 0, result.output
     assert re.search(r"Leading tier: \S", result.output)
     assert "Recommendation:" in result.output or "cannot separate" in result.output
     assert (out / "report" / "report.html").is_file()
+    assert re.search(r"select finished in \S+ \(\d+ s\); estimated \S+ \(\d+ s\): measuring", result.output)
     return result.output
 
 
