@@ -172,7 +172,8 @@ def select(
     fractions: Optional[str] = typer.Option(None, "--fractions", help="Label fractions, e.g. 0.1,0.5,1 "
                                             "(default: chosen to fit the budget)."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=3, help="Seeds (default: chosen, 3 to 5)."),
-    output: Path = typer.Option(Path("crsbench-select"), "--output", "-o", help="Folder for the suite, results, report."),
+    output: Path = typer.Option(Path("crsbench-select"), "--output", "-o",
+                                help="Folder for the suite, results, report."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the task and the plan, write the suite, run nothing."),
 ) -> None:

@@ -152,7 +152,7 @@ def recommendation(report, evidence: Evidence) -> list[str]:
 
 def _crs_words(encoder: str, row, report) -> str:
     if encoder == report.reference:
-        return f"CRS 0, the reference"
+        return "CRS 0, the reference"
     interval = "" if pd.isna(row.get("ci_low", math.nan)) else f", interval [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
     return f"CRS {float(row['crs']):+.2f} against {report.reference}{interval}"
 

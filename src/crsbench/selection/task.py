@@ -116,7 +116,8 @@ def infer_from_array(labels: np.ndarray, ordinal: bool = False, declared: str | 
         counts = tuple(int(c) for c in np.nansum(labels.astype(float) == 1, axis=0))
         return TaskFacts("multi_label", names, counts, "a 2-D 0/1 label array")
     if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.number) or (labels != np.round(labels)).any():
-        raise ValueError(f"labels must be whole-number class indices [n] or 0/1 [n, k], got {labels.dtype} {labels.shape}")
+        raise ValueError(f"labels must be whole-number class indices [n] or 0/1 [n, k], "
+                         f"got {labels.dtype} {labels.shape}")
     labels = labels.astype(np.int64)
     if labels.min() < 0:
         raise ValueError(f"label {labels.min()} at row {int(np.argmin(labels))} is negative: class indices start at 0")
