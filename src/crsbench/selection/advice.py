@@ -29,6 +29,11 @@ RATIO_WORDS = {2: "twice", 3: "three times", 4: "four times"}
 CALIBRATION_FLOOR = 0.0005  # below this a calibration error prints as 0.000: the debiased estimate's floor
 
 
+# below this many independent test units the tier is optimistic: by simulation it held the true best 91% of
+# the time at 60 cases and 94% at 150, against the stated 95% (docs/bootstrap.md)
+SMALL_TEST_SET = 100
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What the advice needs besides the scored report."""
@@ -139,6 +144,7 @@ def recommendation(report, evidence: Evidence) -> list[str]:
     sentences = []
     if len(tier) == 1:
         sentences.append(f"Recommendation: {top}, alone in the leading tier ({_crs_words(top, row, report)}).")
+        sentences += _how_separated(top, scores, report, evidence)
     else:
         others = ", ".join(e for e in tier if e != top)
         sentences.append(f"The data cannot separate {', '.join(tier)}: all are in the leading tier. {top} has the "
@@ -147,6 +153,28 @@ def recommendation(report, evidence: Evidence) -> list[str]:
     sentences += _higher_auroc(top, scores, scaled, axes)
     if len(tier) > 1:
         sentences += _what_would_separate(top, tier, report, evidence)
+    return sentences
+
+
+def _how_separated(top: str, scores: pd.DataFrame, report, evidence: Evidence) -> list[str]:
+    """How firmly a lone leader is ahead of the runner-up: the tier's one-sided simultaneous bound, the share
+    of bootstrap draws it stays ahead in (a two-sided interval of its CRS may still reach the reference's 0),
+    and, on a small test set, the tier's measured coverage there."""
+    if len(scores) < 2:
+        return []
+    runner = str(scores.index[1])
+    table = getattr(report, "leading_tier_table", None)
+    pairwise = getattr(report, "pairwise", None)
+    parts = []
+    if table is not None and runner in getattr(table, "index", ()) and "diff_low" in table:
+        parts.append(f"its CRS exceeds {runner}'s by at least {float(table.loc[runner, 'diff_low']):.2f} at the tier's "
+                     "one-sided 95% (simultaneous over every rival)")
+    if pairwise is not None and top in getattr(pairwise, "index", ()) and runner in getattr(pairwise, "columns", ()):
+        parts.append(f"it is ahead of {runner} in {float(pairwise.loc[top, runner]):.1%} of bootstrap draws")
+    sentences = [f"Separation: {'; '.join(parts)}."] if parts else []
+    if evidence.n_test < SMALL_TEST_SET:
+        sentences.append(f"With {evidence.n_test:,} {evidence.unit} the tier's stated 95% is nearer 90% (measured by "
+                         "simulation); more test cases would firm this up.")
     return sentences
 
 
