@@ -219,6 +219,11 @@ def _read_image(path: Path):
         raise DataError(f"{path}: cannot read image ({exc.__class__.__name__})") from None
 
 
+from crsbench.cli_select import select  # noqa: E402 - it reads this module's console
+
+app.command("select")(select)
+
+
 @app.command()
 def version() -> None:
     """Print the version."""

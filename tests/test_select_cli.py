@@ -1,0 +1,192 @@
+"""`crsbench select` end to end: the printed task, the dry run, one-line errors naming file and row, a
+planted answer, and the real PH2 and RetinaMNIST cohorts with the offline encoders."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from PIL import Image
+from typer.testing import CliRunner
+
+from crsbench.cli import app
+
+from conftest import shared_file
+
+runner = CliRunner()
+
+
+def _select(*args: str):
+    return runner.invoke(app, ["select", *map(str, args)])
+
+
+def _folder(tmp_path: Path, rows: list[dict], broken: tuple[str, ...] = ()) -> Path:
+    """A cohort folder: tiny PNGs under images/ and labels.csv with the given rows."""
+    folder = tmp_path / "cohort"
+    (folder / "images").mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for row in rows:
+        path = folder / "images" / row["image"]
+        if row["image"] in broken:
+            path.write_bytes(b"not an image at all")
+        else:
+            Image.fromarray(rng.integers(0, 255, (16, 16, 3), dtype=np.uint8)).save(path)
+    with open(folder / "labels.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return folder
+
+
+def _rows(per_class: dict[str, int], patients: dict[str, int] | None = None) -> list[dict]:
+    rows = []
+    for cls, n in per_class.items():
+        for i in range(n):
+            row = {"image": f"{cls}-{i:03d}.png", "diagnosis": cls}
+            if patients is not None:
+                row["patient_id"] = f"{cls}-p{i % patients[cls]}"
+            rows.append(row)
+    return rows
+
+
+def test_dry_run_prints_task_and_counts_and_writes_the_suite(tmp_path):
+    folder = _folder(tmp_path, _rows({"nevus": 30, "melanoma": 20}, {"nevus": 15, "melanoma": 10}))
+    out = tmp_path / "out"
+    result = _select(folder, "--encoders", "raw-pixels@input_size=16,colour-texture", "--label-column", "diagnosis",
+                     "--group-column", "patient_id", "--modality", "dermoscopy", "--budget", "10m", "-o", out,
+                     "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "task: single-label (one label column 'diagnosis'), 2 classes; images per class: melanoma 20, nevus 30" \
+        in result.output
+    assert "reference: raw-pixels@input_size=16" in result.output
+    assert re.search(r"plan: \d seeds, label fractions", result.output)
+    assert "dry run: nothing run" in result.output
+    suite = yaml.safe_load((out / "suite.yaml").read_text())
+    assert suite["reference"] == "raw-pixels@input_size=16" and len(suite["seeds"]) >= 3
+    assert suite["tasks"][0]["dataset"]["group_column"] == "patient_id"
+    assert set(suite["perturbations"]["select"]) <= {
+        "gaussian_noise", "shot_noise", "defocus_blur", "motion_blur", "jpeg", "pixelate", "brightness_up",
+        "brightness_down", "contrast_up", "contrast_down", "black_corners", "hair"}
+    assert not (out / "results.sqlite").exists()
+
+
+def test_a_missing_label_column_is_one_line_naming_the_file(tmp_path):
+    folder = _folder(tmp_path, _rows({"a": 10, "b": 10}))
+    result = _select(folder, "--encoders", "raw-pixels", "--label-column", "grade", "-o", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "labels.csv: missing label column 'grade' (columns: image, diagnosis)" in result.output
+    rows = [{**r, "site": "x"} for r in _rows({"a": 10, "b": 10})]
+    result = _select(_folder(tmp_path / "two", rows), "--encoders", "raw-pixels", "-o", tmp_path / "out")
+    assert result.exit_code == 2 and "missing label column 'label'" in result.output
+    assert "--label-column" in result.output and "Traceback" not in result.output
+
+
+def test_an_unreadable_image_names_its_csv_line(tmp_path):
+    rows = _rows({"a": 12, "b": 12})
+    folder = _folder(tmp_path, rows, broken=("b-004.png",))
+    result = _select(folder, "--encoders", "raw-pixels", "--label-column", "diagnosis", "-o", tmp_path / "out")
+    assert result.exit_code == 2
+    assert re.search(r"labels\.csv line 18: image .*b-004\.png cannot be read", result.output), result.output
+
+
+def test_a_class_from_one_patient_is_refused_naming_the_patient(tmp_path):
+    folder = _folder(tmp_path, _rows({"nevus": 30, "rare": 4}, {"nevus": 10, "rare": 1}))
+    result = _select(folder, "--encoders", "raw-pixels", "--label-column", "diagnosis", "--group-column",
+                     "patient_id", "-o", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "labels.csv: class 'rare' has images from only 1 patient(s) in column 'patient_id' (rare-p0;" \
+        in result.output
+    assert "at lines 32, 33, 34, 35)" in result.output  # the rows that carry it
+
+
+def test_too_few_images_for_the_requested_fractions(tmp_path):
+    folder = _folder(tmp_path, _rows({"common": 60, "rare": 12}))
+    result = _select(folder, "--encoders", "raw-pixels", "--label-column", "diagnosis", "--fractions", "0.05,0.5",
+                     "-o", tmp_path / "out", "--dry-run")
+    assert result.exit_code == 2
+    assert re.search(r"labels\.csv: class 'rare' has \d+ training image\(s\) \(lines .*\); at label fraction 0.05 "
+                     r"the probe would see 1, fewer than 2", result.output), result.output
+
+
+def test_a_bad_medmnist_label_names_its_split_and_row(tmp_path):
+    arrays = {f"{s}_images": np.zeros((6, 8, 8, 3), np.uint8) for s in ("train", "val", "test")}
+    arrays |= {f"{s}_labels": np.arange(6).reshape(6, 1) % 3 for s in ("train", "val", "test")}
+    arrays["val_labels"] = np.array([[0], [1], [2], [0], [-1], [2]])
+    np.savez(tmp_path / "pathmnist.npz", **arrays)
+    result = _select(tmp_path / "pathmnist.npz", "--encoders", "raw-pixels", "-o", tmp_path / "out", "--dry-run")
+    assert result.exit_code == 2
+    assert "pathmnist.npz: val row 4: label [-1] is negative" in result.output, result.output
+
+
+def test_ordinal_must_be_declared_and_whole_numbers(tmp_path):
+    rows = [{"image": f"g-{i}.png", "grade": str(i % 3)} for i in range(30)]
+    folder = _folder(tmp_path, rows)
+    result = _select(folder, "--encoders", "raw-pixels", "-o", tmp_path / "out", "--dry-run", "--budget", "5m")
+    assert result.exit_code == 0, result.output
+    assert "task: single-label (one label column 'grade')" in result.output and "pass --ordinal" in result.output
+    result = _select(folder, "--encoders", "raw-pixels", "-o", tmp_path / "out2", "--dry-run", "--ordinal")
+    assert result.exit_code == 0 and "task: ordinal (declared with --ordinal)" in result.output
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+@pytest.mark.slow
+def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatch):
+    import _planted_encoders as planted
+
+    images, labels = planted.cohort(600)
+    np.savez(tmp_path / "cohort.npz", images=images, labels=labels)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    encoders = "_planted_encoders:blurred_a,_planted_encoders:sharp,_planted_encoders:blurred_b"
+    args = (tmp_path / "cohort.npz", "--encoders", encoders, "--budget", "1m", "--seeds", "3", "--fractions",
+            "0.1,1", "-o", out, "--cache-dir", tmp_path / "cache")
+    result = _select(*args)
+    assert result.exit_code == 0, result.output
+    assert "Leading tier: _planted_encoders:sharp\n" in result.output
+    assert result.output.count("examples per class, train/val/test") == 1  # select shows it; the run does not repeat it
+    assert re.search(r"select finished in \S+ \(\d+ s\); estimated \S+", result.output)
+    assert "Recommendation: _planted_encoders:sharp, alone in the leading tier" in result.output
+    assert (out / "report" / "report.html").is_file() and (out / "suite.yaml").is_file()
+    from crsbench import api
+
+    scores = api.score(out, n_boot=0).scores
+    axes = ["discrimination", "calibration", "label_efficiency", "robustness"]
+    planted_name, rivals = "_planted_encoders:sharp", ["_planted_encoders:blurred_a", "_planted_encoders:blurred_b"]
+    for axis in axes:  # built to be better on every axis, and it is
+        for rival in rivals:
+            assert scores.loc[planted_name, axis] > scores.loc[rival, axis], (axis, rival, scores[axes])
+    # a rerun with the same arguments resumes the stored suite: nothing is recomputed
+    again = _select(*args)
+    assert again.exit_code == 0 and "resuming" in again.output and "0 records written" in again.output
+
+
+def _real_run(tmp_path, data, *args):
+    out = tmp_path / "out"
+    result = _select(data, "--encoders", "efficientnet-lite0@input_size=96,colour-texture", "--budget", "2m30s",
+                     "-o", out, "--cache-dir", tmp_path / "cache", *args)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"Leading tier: \S", result.output)
+    assert "Recommendation:" in result.output or "cannot separate" in result.output
+    assert (out / "report" / "report.html").is_file()
+    assert re.search(r"select finished in \S+ \(\d+ s\); estimated \S+ \(\d+ s\): measuring", result.output)
+    return result.output
+
+
+@pytest.mark.slow
+def test_ph2_folder_with_offline_encoders(tmp_path):
+    labels = shared_file("ph2", "labels.csv")
+    output = _real_run(tmp_path, labels.parent, "--label-column", "diagnosis", "--modality", "dermoscopy")
+    assert "3 classes; images per class: atypical_nevus 80, common_nevus 80, melanoma 40" in output
+
+
+@pytest.mark.slow
+def test_retinamnist_npz_with_offline_encoders(tmp_path):
+    npz = shared_file("medmnist", "retinamnist.npz")
+    output = _real_run(tmp_path, npz, "--modality", "fundus")
+    assert "task: ordinal (declared by the dataset's metadata), 5 classes" in output
