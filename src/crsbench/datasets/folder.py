@@ -346,7 +346,7 @@ class FolderDataset(FileSplits, DatasetKind):
         for value, row in zip(values, rows):
             if value == "":
                 self._unknown_label(row, column, value, "a label is required")
-        names = tuple(str(c) for c in class_names) if class_names is not None else _sorted_classes(values)
+        names = tuple(str(c) for c in class_names) if class_names is not None else class_order(values)
         index = {name: i for i, name in enumerate(names)}
         for value, row in zip(values, rows):
             if value not in index:
@@ -472,14 +472,15 @@ class FolderDataset(FileSplits, DatasetKind):
         }
 
 
-def _sorted_classes(values: list[str]) -> tuple[str, ...]:
+def class_order(values) -> tuple[str, ...]:
+    """Classes in the order the dataset numbers them: numeric when every value is a whole number."""
     unique = set(values)
-    if all(_is_integer(v) for v in unique):
+    if all(is_integer(v) for v in unique):
         return tuple(sorted(unique, key=int))  # "10" after "9"
     return tuple(sorted(unique))
 
 
-def _is_integer(value: str) -> bool:
+def is_integer(value: str) -> bool:
     try:
         int(value)
     except ValueError:

@@ -12,6 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
+from crsbench.datasets.folder import class_order, is_integer  # one numbering of classes for select and the dataset
+
 MULTI_LABEL_VALUES = ("0", "1", "0.0", "1.0", "")
 
 
@@ -41,22 +43,6 @@ class TaskFacts:
         return f"task: {self.words} ({self.why}), {len(self.class_names)} classes; {what}: {counts}"
 
 
-def _is_integer(value: str) -> bool:
-    try:
-        int(value)
-    except ValueError:
-        return False
-    return True
-
-
-def class_order(values: Sequence[str]) -> tuple[str, ...]:
-    """Classes in the order the folder dataset numbers them: numeric when every value is a whole number."""
-    unique = set(values)
-    if unique and all(_is_integer(v) for v in unique):
-        return tuple(sorted(unique, key=int))
-    return tuple(sorted(unique))
-
-
 def infer_from_columns(columns: dict[str, Sequence[str]], ordinal: bool = False) -> TaskFacts:
     """The task of a labels CSV: `columns` maps each label column to its values, one per data row."""
     if not columns:
@@ -72,7 +58,7 @@ def infer_from_columns(columns: dict[str, Sequence[str]], ordinal: bool = False)
             raise LabelProblem(column, row, value, "a label is required")
     if ordinal:
         for row, value in enumerate(values):
-            if not _is_integer(value):
+            if not is_integer(value):
                 raise LabelProblem(column, row, value, "--ordinal needs whole-number grades")
         grades = [int(v) for v in values]
         names = tuple(str(g) for g in range(min(grades), max(grades) + 1))  # no gaps in the scale
@@ -81,7 +67,7 @@ def infer_from_columns(columns: dict[str, Sequence[str]], ordinal: bool = False)
     names = class_order(values)
     counts = tuple(values.count(name) for name in names)
     hint = ""
-    if len(names) > 2 and all(_is_integer(n) for n in names):
+    if len(names) > 2 and all(is_integer(n) for n in names):
         hint = "the labels are whole numbers: if they are ordered grades, pass --ordinal"
     return TaskFacts("single_label", names, counts, f"one label column '{column}'", hint)
 
