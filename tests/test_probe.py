@@ -33,15 +33,44 @@ def test_multinomial_probe_matches_sklearn_at_chosen_c(n, d):
     np.testing.assert_allclose(probe.predict_proba(x_val), expected, atol=2e-4)
 
 
-def test_fit_in_the_row_span_when_d_exceeds_n_matches_sklearn_in_full_dimension():
-    # representer theorem: with d > n the optimum lies in the training rows' span, so solving there is exact
-    x, y = _blobs(90, 300, 2, seed=1, signal=0.2)
-    x_tr, y_tr, x_val, y_val = x[:30], y[:30], x[30:], y[30:]
-    probe = fit_probe("single_label", x_tr, y_tr, x_val, y_val, 2, ProbeConfig(c_grid=(0.01, 1.0), tol=1e-8, max_iter=5000), device="cpu")
+@pytest.mark.parametrize(
+    "n_train,d,k",
+    [(30, 300, 2), (90, 100, 3)],
+    ids=["row-span basis, n far below d", "feature basis, n just below d"],
+)
+def test_fit_with_fewer_rows_than_features_matches_sklearn_in_full_dimension(n_train, d, k):
+    # representer theorem: with d > n the optimum lies in the training rows' span, so solving there is exact;
+    # with n just under d the feature basis is the cheaper one, its second-moment matrix rank-deficient
+    x, y = _blobs(2 * n_train, d, k, seed=1, signal=0.3)
+    x_tr, y_tr, x_val, y_val = x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+    probe = fit_probe("single_label", x_tr, y_tr, x_val, y_val, k, ProbeConfig(c_grid=(0.01, 1.0), tol=1e-8, max_iter=5000), device="cpu")
     assert probe.converged and probe.grad_norm <= 1e-8
     scaler = StandardScaler().fit(x_tr)
     reference = LogisticRegression(C=probe.chosen_c[0], tol=1e-10, max_iter=10000).fit(scaler.transform(x_tr), y_tr)
     np.testing.assert_allclose(probe.predict_proba(x_val), reference.predict_proba(scaler.transform(x_val)), atol=1e-5)
+
+
+@pytest.mark.parametrize("link", ["softmax", "sigmoid"])
+def test_gradient_check_in_chunks_equals_the_gradient_in_one_piece(link, monkeypatch):
+    import crsbench.probe as probe_module
+
+    rng = np.random.default_rng(6)
+    n, d, m = 50, 7, 3
+    z = rng.normal(size=(n, d)).astype(np.float32)
+    coef, intercept = rng.normal(size=(d, m)), rng.normal(size=m)
+    targets = np.eye(m)[rng.integers(0, m, n)] if link == "softmax" else (rng.random((n, m)) < 0.4).astype(float)
+    weights = np.full((n, 1 if link == "softmax" else m), 1.0 / n)
+    l2 = np.array([0.3]) if link == "softmax" else np.array([0.1, 0.2, 0.3])
+    logits = z.astype(np.float64) @ coef + intercept
+    if link == "softmax":
+        proba = np.exp(logits - logits.max(1, keepdims=True))
+        proba /= proba.sum(1, keepdims=True)
+    else:
+        proba = 1 / (1 + np.exp(-logits))
+    residual = (proba - targets) * weights
+    expected = max(np.abs(z.T.astype(np.float64) @ residual + l2 * coef).max(), np.abs(residual.sum(0)).max())
+    monkeypatch.setattr(probe_module, "CHECK_ROWS", 7)  # 50 rows in 8 chunks, the last one short
+    assert probe_module._checked_gradient(z, targets, weights, l2, coef, intercept, link) == pytest.approx(expected, rel=1e-12)
 
 
 def test_float32_engine_at_default_tolerance_matches_converged_sklearn():

@@ -1,0 +1,107 @@
+"""The batched solver's parts against plain float64 numpy: the symmetric product, the line search, the
+stopping test in the row-span basis, and the two bases against each other."""
+
+import numpy as np
+import pytest
+import torch
+
+from crsbench import probe_engine
+
+
+@pytest.mark.parametrize("shape", [(5, 1), (7, 2), (9, 5), (40, 64)])
+def test_gram_of_columns_equals_the_whole_product(shape):
+    a = torch.as_tensor(np.random.default_rng(0).normal(size=shape))
+    np.testing.assert_allclose(probe_engine._gram_of_columns(a).numpy(), a.numpy().T @ a.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def _line_problem(link, n_problems, rng):
+    n, k = 60, 3 if link == "softmax" else 1
+    logits = rng.normal(size=(n_problems, k, n)) * 2
+    # directions from small to very long, so that some problems stop at the first trial and some search on
+    delta = rng.normal(size=(n_problems, k, n)) * np.geomspace(0.05, 20, n_problems)[:, None, None]
+    if link == "softmax":
+        targets = np.eye(k)[rng.integers(0, k, n)].T[None]
+    else:
+        targets = (rng.random((n_problems, 1, n)) < 0.4).astype(float)
+    weights = np.full((n_problems, 1, n), 1.0 / n)
+    l2 = np.geomspace(1e-3, 1.0, n_problems)
+    w = rng.normal(size=(n_problems, k, 4))
+    dir_w = rng.normal(size=(n_problems, k, 4))
+    return logits, delta, targets, weights, l2, w, dir_w
+
+
+def _derivative(link, logits, delta, targets, weights, l2, w, dir_w, alpha):
+    moved = logits + alpha[:, None, None] * delta
+    if link == "softmax":
+        proba = np.exp(moved - moved.max(1, keepdims=True))
+        proba /= proba.sum(1, keepdims=True)
+    else:
+        proba = 0.5 * (1 + np.tanh(0.5 * moved))  # the logistic function without overflow
+    data = (((proba - targets) * delta).sum(1) * weights[:, 0]).sum(-1)
+    return data + l2 * ((w * dir_w).sum((1, 2)) + alpha * (dir_w * dir_w).sum((1, 2))), moved, proba
+
+
+@pytest.mark.parametrize("link", ["softmax", "sigmoid"])
+def test_line_search_meets_its_derivative_condition_for_every_problem(link):
+    rng = np.random.default_rng(1)
+    n_problems = 7
+    logits, delta, targets, weights, l2, w, dir_w = _line_problem(link, n_problems, rng)
+    slope, _, _ = _derivative(link, logits, delta, targets, weights, l2, w, dir_w, np.zeros(n_problems))
+    descent = slope < 0
+    delta[~descent], dir_w[~descent] = -delta[~descent], -dir_w[~descent]  # every direction downhill
+    slope = np.where(descent, slope, -slope)
+    # rescale half the directions so that their minimiser lies at step 1, as a good quasi-Newton step's does
+    low, high = np.zeros(n_problems), np.full(n_problems, 1e3)
+    for _ in range(100):
+        middle = (low + high) / 2
+        rising = _derivative(link, logits, delta, targets, weights, l2, w, dir_w, middle)[0] > 0
+        low, high = np.where(rising, low, middle), np.where(rising, middle, high)
+    rescale = np.where(np.arange(n_problems) % 2 == 0, (low + high) / 2, 1.0)
+    delta, dir_w, slope = delta * rescale[:, None, None], dir_w * rescale[:, None, None], slope * rescale
+    proba_of, curvature, _ = probe_engine.LINKS[link]
+    as_torch = [torch.as_tensor(a) for a in (logits, delta, targets, weights)]
+    alpha, moved, proba = probe_engine._line_search(
+        *as_torch, proba_of, curvature, torch.as_tensor(l2), torch.as_tensor(w), torch.as_tensor(dir_w), torch.as_tensor(slope)
+    )
+    alpha = alpha.numpy()
+    derivative, expected_moved, expected_proba = _derivative(link, logits, delta, targets, weights, l2, w, dir_w, alpha)
+    assert np.all(np.abs(derivative) <= probe_engine.LINE_SEARCH_TOLERANCE * np.abs(slope) + 1e-12)
+    assert (alpha == 1).any() and (alpha != 1).any()  # some stopped at the first trial, the rest searched on
+    np.testing.assert_allclose(moved.numpy(), expected_moved, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(proba.numpy(), expected_proba, rtol=1e-10, atol=1e-12)
+
+
+def test_stopping_test_in_the_row_span_agrees_with_the_feature_gradient():
+    rng = np.random.default_rng(2)
+    z = rng.normal(size=(20, 80))
+    features = probe_engine._Features(z, torch.device("cpu"), torch.float64)
+    assert features.in_span
+    tol = 1e-3
+    # gradients in the span basis at scales around tol, so the bound settles some and not others
+    grad = torch.as_tensor(rng.normal(size=(300, features.dim)) * np.geomspace(1e-6, 1e-1, 300)[:, None])
+    exact = (grad @ features.to_features.T).abs().amax(-1)
+    largest = features.feature_max_gradient(grad, tol)
+    np.testing.assert_array_equal((largest <= tol).numpy(), (exact <= tol).numpy())
+    assert np.all(largest.numpy() >= exact.numpy() * (1 - 1e-12))  # exact, or the Euclidean bound above it
+
+
+@pytest.mark.parametrize("link", ["softmax", "sigmoid"])
+def test_row_span_and_feature_bases_reach_the_same_optimum(link, monkeypatch):
+    rng = np.random.default_rng(3)
+    n, d, k = 30, 50, 3
+    z = rng.normal(size=(n, d))
+    z = (z - z.mean(0)) / z.std(0)
+    y = rng.integers(0, k, n)
+    if link == "softmax":
+        batch = probe_engine.Batch("softmax", np.eye(k)[y], np.full((n, 2), 1.0 / n), np.array([1e-2, 1e-4]), k)
+    else:
+        targets = (y[:, None] == np.array([0, 0, 1, 1])[None]).astype(float)
+        batch = probe_engine.Batch("sigmoid", targets, np.full((n, 4), 1.0 / n), np.array([1e-2, 1e-4, 1e-2, 1e-4]), 1)
+    solutions = []
+    for span_below in (10.0, 0.0):  # always the row span, never the row span
+        monkeypatch.setattr(probe_engine, "SPAN_BELOW", span_below)
+        solutions.append(probe_engine.solve(z, batch, max_iter=5000, tol=1e-10, device="cpu", dtype=torch.float64))
+    in_span, in_features = solutions
+    assert np.all(in_span.grad_norm <= 1e-10) and np.all(in_features.grad_norm <= 1e-10)
+    np.testing.assert_allclose(in_span.coef, in_features.coef, atol=1e-6)
+    np.testing.assert_allclose(in_span.intercept, in_features.intercept, atol=1e-6)
