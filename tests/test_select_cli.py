@@ -135,6 +135,56 @@ def test_ordinal_must_be_declared_and_whole_numbers(tmp_path):
 # ----------------------------------------------------------------------------- end to end
 
 
+def test_a_rerun_on_a_warm_cache_plans_no_encoding_and_gets_the_same_results(tmp_path):
+    """The second plan costs only what the cache lacks and says how much it holds; the lookup uses the
+    run's own keys, so what it calls cached is what the run does not encode."""
+    import json
+
+    import pandas as pd
+
+    from crsbench import api
+    from crsbench.selection.duration import parse_duration
+
+    folder = _folder(tmp_path, _rows({"nevus": 8, "melanoma": 8}))
+    cache = tmp_path / "cache"
+
+    def select(out: str, *extra: str) -> str:
+        result = _select(folder, "--encoders", "raw-pixels@input_size=16,colour-texture", "--label-column",
+                         "diagnosis", "--modality", "fundus", "--budget", "10m", "--seeds", "3", "--fractions", "0.5",
+                         "-o", tmp_path / out, "--cache-dir", cache, *extra)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    def encoding(output: str) -> str:
+        return re.search(r"to run of which (\S+) encoding", output).group(1)
+
+    def protocol(output: str) -> str:
+        return re.search(r"plan: ([^;]+);", output).group(1)
+
+    cold, warm = select("cold"), select("warm")
+    assert "embeddings cached: 0 of 6 clean splits, 0 of 90 perturbed test sets" in cold  # fundus: 9 x 5 each
+    assert "embeddings cached: 6 of 6 clean splits, 90 of 90 perturbed test sets" in warm
+    assert parse_duration(encoding(cold)) > 0 and encoding(warm) == "0s"
+    assert "0 encoder batches run" in warm and warm.count("perturbed not timed: all cached") == 2
+    assert protocol(cold) == protocol(warm)
+    pd.testing.assert_frame_equal(api.score(tmp_path / "cold", n_boot=0).scores,
+                                  api.score(tmp_path / "warm", n_boot=0).scores)
+
+    # one clean split and one perturbed test set of one encoder gone: counted as missing, and that
+    # encoder's perturbed cost is timed again since the plan needs it
+    for sidecar in cache.glob("*.json"):
+        made_for = json.loads(sidecar.read_text())
+        if made_for["encoder"] == "colour-texture" and (
+                made_for["split"] == "train" or made_for["condition"].startswith("perturb:jpeg:s3:")):
+            sidecar.unlink()
+            sidecar.with_suffix(".npy").unlink()
+    partial = select("partial", "--dry-run")
+    assert "embeddings cached: 5 of 6 clean splits, 89 of 90 perturbed test sets" in partial
+    assert re.search(r"measured colour-texture: [\d.]+ ms per image \([\d.]+ ms perturbed\)", partial), partial
+    assert partial.count("perturbed not timed: all cached") == 1
+
+
+
 @pytest.mark.slow
 def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatch):
     import _planted_encoders as planted

@@ -13,10 +13,18 @@ from hypothesis import strategies as st
 from crsbench.errors import DataError
 from crsbench.selection import advice
 from crsbench.selection.budget import (
+    CLEAN_SPLITS,
     MIN_SEEDS,
+    SEVERITY_LEVELS,
+    CachedEmbeddings,
+    CachedShare,
     EncoderCost,
     ImageCounts,
+    Protocol,
+    cached_share,
+    encoding_seconds,
     estimate_seconds,
+    fitting_seconds,
     fraction_ladders,
     perturbation_order,
     plan_budget,
@@ -224,6 +232,71 @@ def test_planning_properties(per_image, fit, budget, n_test, n_perturbations, sh
     more = plan_budget(costs, counts, budget * 2, DERM[:n_perturbations], FRACTIONS, has_shift=shift,
                        scoring_seconds=5.0)
     assert more.fits or not plan.fits  # more time never turns a fitting plan into one that does not fit
+
+
+# ----------------------------------------------------------------------------- embeddings already cached
+
+
+def _cached(perturbations=DERM, severities=SEVERITY_LEVELS[0], splits=CLEAN_SPLITS) -> CachedEmbeddings:
+    return CachedEmbeddings(frozenset(splits), frozenset((p, s) for p in perturbations for s in severities))
+
+
+def test_cached_embeddings_cost_no_encoding_and_no_setup_but_the_fits_still_cost():
+    full = plan_budget(COSTS, COUNTS, 10 * 3600, DERM, FRACTIONS).protocol
+    cold = estimate_seconds(full, COSTS, COUNTS)
+    warm = estimate_seconds(full, COSTS, COUNTS, cached={name: _cached() for name in COSTS})
+    clean, perturbed = 700 + 100 + 200, 200 * len(DERM) * 5
+    for name, cost in COSTS.items():
+        assert warm[name] == pytest.approx(fitting_seconds(full, cost)) and warm[name] > 0
+        assert cold[name] == pytest.approx(warm[name] + cost.setup_seconds + cost.seconds_per_image * clean
+                                           + cost.per_perturbed_image(0.0) * perturbed)
+
+
+def test_only_the_embeddings_the_cache_lacks_are_costed_and_counted():
+    protocol = Protocol(3, (0.1, 1.0), ("jpeg", "hair"), (1, 3))
+    cost = EncoderCost(0.1, 1.0, setup_seconds=5.0, perturbed_seconds_per_image=0.3)
+    # gaussian_noise is cached but not in the protocol: it neither saves time nor counts
+    some = CachedEmbeddings(frozenset({"train", "val"}), frozenset({("jpeg", 1), ("jpeg", 3), ("gaussian_noise", 1)}))
+    left = encoding_seconds(protocol, cost, COUNTS, some)
+    assert left == pytest.approx(5.0 + 0.1 * 200 + 0.3 * 2 * 200)  # the clean test split, hair at 2 severities
+    assert encoding_seconds(protocol, cost, COUNTS) == pytest.approx(5.0 + 0.1 * 1000 + 0.3 * 4 * 200)
+    share = cached_share(protocol, ["e", "f"], {"e": some})  # f: nothing cached
+    assert share == CachedShare(clean=2, clean_total=6, perturbed=2, perturbed_total=8)
+    assert share.describe() == "2 of 6 clean splits, 2 of 8 perturbed test sets"
+    assert cached_share(protocol, ["e"], {"e": some}, has_shift=True) == CachedShare(2, 4, 2, 4)
+    shift_counts = ImageCounts(700, 100, 200, shift=50)
+    assert encoding_seconds(protocol, cost, shift_counts, some) == pytest.approx(left + 0.1 * 50)
+
+
+def test_a_warm_cache_keeps_what_a_cold_plan_has_to_cut():
+    full = plan_budget(COSTS, COUNTS, 10 * 3600, DERM, FRACTIONS)
+    everything = {name: _cached() for name in COSTS}
+    fits_only = sum(estimate_seconds(full.protocol, COSTS, COUNTS, cached=everything).values())
+    budget = fits_only * 1.01  # the full protocol's probe fits, not its encoding
+    cold = plan_budget(COSTS, COUNTS, budget, DERM, FRACTIONS)
+    warm = plan_budget(COSTS, COUNTS, budget, DERM, FRACTIONS, cached=everything)
+    assert cold.cuts and cold.encoding_s > 0
+    assert warm.fits and warm.cuts == () and warm.protocol == full.protocol
+    assert warm.encoding_s == 0.0 and warm.estimate_s == pytest.approx(fits_only)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    budget=st.floats(1.0, 5_000.0), n_test=st.integers(10, 2000),
+    kept=st.lists(st.sampled_from(DERM), max_size=len(DERM), unique=True),
+    severities=st.lists(st.integers(1, 5), max_size=5, unique=True),
+    splits=st.lists(st.sampled_from(CLEAN_SPLITS), max_size=4, unique=True),
+)
+def test_a_cache_never_makes_a_plan_dearer(budget, n_test, kept, severities, splits):
+    counts = ImageCounts(3 * n_test, n_test // 2, n_test)
+    cached = {"cnn": _cached(kept, severities, splits)}  # pixels: nothing cached
+    cold = plan_budget(COSTS, counts, budget, DERM, FRACTIONS)
+    warm = plan_budget(COSTS, counts, budget, DERM, FRACTIONS, cached=cached)
+    for protocol in (cold.protocol, warm.protocol):
+        assert sum(estimate_seconds(protocol, COSTS, counts, cached=cached).values()) \
+            <= sum(estimate_seconds(protocol, COSTS, counts).values()) + 1e-9
+    assert warm.fits or not cold.fits  # what fitted without the cache still fits with it
+    assert warm.estimate_s == pytest.approx(sum(estimate_seconds(warm.protocol, COSTS, counts, cached=cached).values()))
 
 
 # ----------------------------------------------------------------------------- cohort checks

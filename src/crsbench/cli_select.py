@@ -21,7 +21,13 @@ from crsbench.cli_errors import handled
 from crsbench.errors import DataError
 from crsbench.progress import RichProgress
 from crsbench.selection import advice
-from crsbench.selection.budget import ImageCounts, perturbation_order, plan_budget
+from crsbench.selection.budget import (
+    SEVERITY_LEVELS,
+    ImageCounts,
+    cached_share,
+    perturbation_order,
+    plan_budget,
+)
 from crsbench.selection.cohort_checks import usable_fractions
 from crsbench.selection.compose import SELECT_C_GRID, SUITE_FILE, TASK_NAME, compose_suite, parse_encoders, suite_text
 from crsbench.selection.duration import format_duration, parse_duration
@@ -73,23 +79,36 @@ def _scoring_estimate(protocol, n_encoders: int, counts: ImageCounts) -> float:
 
 
 def _plan(entries, labels, dataset, shift_dataset, counts_by_split, budget_s, fractions, seeds, modality,
-          started: float):
-    """Measure every encoder on this cohort, then the plan that fits what is left of the budget (the time
-    spent so far, since `started`, is part of it)."""
+          started: float, cache_root: Path):
+    """Measure every encoder on this cohort, look up which of its embeddings the cache at `cache_root`
+    holds, then the plan that fits what is left of the budget (the time spent so far, since `started`, is
+    part of it). Returns the plan, the measured costs and a line on the cached share."""
     from crsbench.perturbations import MODALITY_SETS
     from crsbench.probe import ProbeConfig
+    from crsbench.selection.cached import cached_embeddings, open_existing_cache
     from crsbench.selection.measure import measure_encoder
 
     train = dataset.split("train")
     probe = ProbeConfig(tuple(SELECT_C_GRID))
     names = MODALITY_SETS[modality]
-    costs = {}
+    built, build_s = {}, {}
     for entry, label in zip(entries, labels):
-        cost, width = measure_encoder(EncoderChoice.model_validate(entry), train, dataset.meta.task_type,
-                                      dataset.meta.n_classes, probe, perturbation_order(names))
+        build_started = time.perf_counter()
+        built[label] = EncoderChoice.model_validate(entry).build()
+        build_s[label] = time.perf_counter() - build_started
+    cached = cached_embeddings(open_existing_cache(cache_root), built, dataset, shift_dataset, names,
+                               SEVERITY_LEVELS[0])
+    every_condition = {(name, severity) for name in names for severity in SEVERITY_LEVELS[0]}
+    costs = {}
+    for label, encoder in built.items():
+        # the perturbed cost only prices perturbed test sets to encode: none left, nothing to time
+        timed = perturbation_order(names) if not every_condition <= cached[label].perturbed else ()
+        cost, width = measure_encoder(encoder, train, dataset.meta.task_type, dataset.meta.n_classes, probe, timed,
+                                      build_seconds=build_s[label])
         costs[label] = cost
-        _say(f"measured {label}: {cost.seconds_per_image * 1000:.1f} ms per image "
-             f"({cost.per_perturbed_image(0.0) * 1000:.1f} ms perturbed), {width}-d vectors, "
+        perturbed = (f"{cost.per_perturbed_image(0.0) * 1000:.1f} ms perturbed" if timed
+                     else "perturbed not timed: all cached")
+        _say(f"measured {label}: {cost.seconds_per_image * 1000:.1f} ms per image ({perturbed}), {width}-d vectors, "
              f"probe fit {cost.fit_seconds:.2f} s on the whole training split ({cost.fit_fixed_seconds:.2f} s of it "
              f"at any size), model setup {cost.setup_seconds:.1f} s")
     counts = ImageCounts(*(len(dataset.split(s)) for s in ("train", "val", "test")),
@@ -100,11 +119,13 @@ def _plan(entries, labels, dataset, shift_dataset, counts_by_split, budget_s, fr
         left = [f"{f:g}" for f in DEFAULT_FRACTIONS if f not in ladder]
         _say(f"label fractions {', '.join(left)} left out: a class would keep fewer than 2 training images")
     left_s = max(budget_s - (time.perf_counter() - started), 1.0)
-    probe_plan = plan_budget(costs, counts, left_s, names, ladder,
-                             has_shift=shift_dataset is not None, seeds=seeds, scoring_seconds=0.0)
+    has_shift = shift_dataset is not None
+    probe_plan = plan_budget(costs, counts, left_s, names, ladder, has_shift=has_shift, seeds=seeds,
+                             scoring_seconds=0.0, cached=cached)
     scoring = _scoring_estimate(probe_plan.protocol, len(labels), counts)
-    return plan_budget(costs, counts, left_s, names, ladder,
-                       has_shift=shift_dataset is not None, seeds=seeds, scoring_seconds=scoring), costs
+    plan = plan_budget(costs, counts, left_s, names, ladder, has_shift=has_shift, seeds=seeds,
+                       scoring_seconds=scoring, cached=cached)
+    return plan, costs, f"embeddings cached: {cached_share(plan.protocol, labels, cached, has_shift).describe()}"
 
 
 @dataclass(frozen=True)
@@ -125,11 +146,13 @@ def _estimate(plan, spent_s: float) -> Estimate:
     return Estimate(spent_s, run_s, plan.per_encoder_s.get("scoring", 0.0))
 
 
-def _print_plan(plan, estimate: Estimate, budget_s: float) -> None:
+def _print_plan(plan, estimate: Estimate, budget_s: float, share: str) -> None:
     fit = "" if plan.fits else " (over budget even at the smallest protocol: running it anyway)"
     _say(f"plan: {plan.protocol.describe()}; estimated {format_duration(estimate.total_s)} of a "
          f"{format_duration(budget_s)} budget ({format_duration(estimate.spent_s)} spent measuring, "
-         f"{format_duration(estimate.run_s)} to run, {format_duration(estimate.scoring_s)} to score){fit}")
+         f"{format_duration(estimate.run_s)} to run of which {format_duration(plan.encoding_s)} encoding, "
+         f"{format_duration(estimate.scoring_s)} to score){fit}")
+    _say(f"  {share}")
     for cut in plan.cuts:
         _say(f"  cut to fit the budget: {cut}")
     if not plan.cuts:
@@ -226,10 +249,14 @@ def select(
         _say(f"resuming {suite_file}: planned before with these arguments ({len(suite.seeds)} seeds, "
              f"fractions {', '.join(f'{f:g}' for f in suite.fractions)})")
     else:
-        plan, costs = _plan(entries, labels, dataset, shift_dataset, counts, budget_s, requested, seeds,
-                            modality_used, started)
+        from crsbench.runner import default_cache_dir
+
+        # the cache the run will use: the same precedence as the run's own
+        cache_root = cache_dir if cache_dir is not None else default_cache_dir()
+        plan, costs, share = _plan(entries, labels, dataset, shift_dataset, counts, budget_s, requested, seeds,
+                                   modality_used, started, cache_root)
         estimate = _estimate(plan, time.perf_counter() - started)
-        _print_plan(plan, estimate, budget_s)
+        _print_plan(plan, estimate, budget_s, share)
         mapping = compose_suite(f"select-{cohort.options.get('name', 'cohort')}", entries, cohort.options,
                                 plan.protocol, shift=shift_cohort.options if shift_cohort else None,
                                 reference=labels[0], cache=str(cache_dir.resolve()) if cache_dir else None)

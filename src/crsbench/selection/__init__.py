@@ -3,6 +3,6 @@
 Pure parts, each in its own module: `task` (task type and class counts from the labels), `budget`
 (seeds, fractions and perturbations fitted to a time budget from measured costs), `advice` (the
 recommendation in plain words from a scored result), `cohort_checks` (what the data must hold for the
-protocol). The edges: `source` (DATA -> dataset options), `measure` (per-image costs), `compose`
-(the ordinary suite file) and `cli_select` (the command).
+protocol). The edges: `source` (DATA -> dataset options), `measure` (per-image costs), `cached` (the
+embeddings the cache already holds), `compose` (the ordinary suite file) and `cli_select` (the command).
 """

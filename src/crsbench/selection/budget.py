@@ -7,6 +7,9 @@ What a run costs, per encoder:
           + seeds * sum_f fit(f)                                       probes
     fit(f) = max(t_fixed + (t_fit - t_fixed) * f, FIT_FLOOR * t_fit)   a fit's cost ~ its training rows
 
+An embedding the cache already holds (`CachedEmbeddings`) costs no encoding: its images are left out of
+the sums, and the setup is paid only by an encoder with something left to encode. Probe fits always run.
+
 plus the scoring. Each of four dimensions has a few levels (seeds 5/4/3, the fraction ladder,
 the perturbation subset, the severities); every combination is costed and the one losing least
 of the protocol that fits is taken. Never fewer than MIN_SEEDS seeds: with fewer the paired
@@ -72,6 +75,24 @@ class ImageCounts:
     shift: int = 0
 
 
+CLEAN_SPLITS = ("train", "val", "test", "shift")  # the shift set's test split is embedded clean
+
+
+def split_sizes(counts: ImageCounts) -> dict[str, int]:
+    return {"train": counts.train, "val": counts.val, "test": counts.test, "shift": counts.shift}
+
+
+@dataclass(frozen=True)
+class CachedEmbeddings:
+    """The embeddings of one encoder on this cohort that the cache holds already (none by default)."""
+
+    splits: frozenset[str] = frozenset()  # clean: of CLEAN_SPLITS
+    perturbed: frozenset[tuple[str, int]] = frozenset()  # test copies: (perturbation, severity)
+
+
+NOTHING_CACHED = CachedEmbeddings()
+
+
 @dataclass(frozen=True)
 class Protocol:
     seeds: int
@@ -84,6 +105,9 @@ class Protocol:
                      f"{', '.join(map(str, self.severities))}") if self.perturbations else "no perturbations"
         return (f"{self.seeds} seeds, label fractions {', '.join(f'{f:g}' for f in self.fractions)}, {perturbed}")
 
+    def perturbed_conditions(self) -> tuple[tuple[str, int], ...]:
+        return tuple((name, severity) for name in self.perturbations for severity in self.severities)
+
 
 @dataclass(frozen=True)
 class BudgetPlan:
@@ -94,6 +118,22 @@ class BudgetPlan:
     fits: bool
     cuts: tuple[str, ...] = ()  # what was given up, in words
     per_encoder_s: dict[str, float] = field(default_factory=dict)
+    encoding_s: float = 0.0  # the part of the estimate spent encoding images the cache lacks
+
+
+@dataclass(frozen=True)
+class CachedShare:
+    """How much of a protocol's embeddings the cache holds, counted in matrices (one per encoder and
+    split, or encoder and perturbed condition)."""
+
+    clean: int
+    clean_total: int
+    perturbed: int
+    perturbed_total: int
+
+    def describe(self) -> str:
+        return (f"{self.clean} of {self.clean_total} clean splits, "
+                f"{self.perturbed} of {self.perturbed_total} perturbed test sets")
 
 
 def perturbation_order(names: Sequence[str]) -> tuple[str, ...]:
@@ -117,19 +157,46 @@ def fraction_ladders(fractions: Sequence[float]) -> list[tuple[float, ...]]:
     return ladders
 
 
+def encoding_seconds(protocol: Protocol, cost: EncoderCost, counts: ImageCounts,
+                     cached: CachedEmbeddings = NOTHING_CACHED, perturb_seconds: float = 0.0) -> float:
+    """Seconds one encoder spends embedding what the cache lacks; the setup (building the model, its
+    first pass) only when there is something to embed."""
+    clean = sum(n for split, n in split_sizes(counts).items() if split not in cached.splits)
+    perturbed = counts.test * sum(1 for c in protocol.perturbed_conditions() if c not in cached.perturbed)
+    if clean == 0 and perturbed == 0:
+        return 0.0
+    return cost.setup_seconds + cost.seconds_per_image * clean + cost.per_perturbed_image(perturb_seconds) * perturbed
+
+
+def fitting_seconds(protocol: Protocol, cost: EncoderCost) -> float:
+    """Seconds of one encoder's probe fits: every seed at every fraction."""
+    return protocol.seeds * sum(cost.fit_at(f) for f in protocol.fractions)
+
+
 def estimate_seconds(protocol: Protocol, costs: Mapping[str, EncoderCost], counts: ImageCounts,
-                     perturb_seconds: float = 0.0, scoring_seconds: float = 0.0) -> dict[str, float]:
+                     perturb_seconds: float = 0.0, scoring_seconds: float = 0.0,
+                     cached: Mapping[str, CachedEmbeddings] | None = None) -> dict[str, float]:
     """Seconds per encoder, plus `scoring` for the scoring step."""
-    perturbed = counts.test * len(protocol.perturbations) * len(protocol.severities)
-    clean = counts.train + counts.val + counts.test + counts.shift
+    cached = cached or {}
     out = {
-        name: cost.setup_seconds + cost.seconds_per_image * clean
-        + cost.per_perturbed_image(perturb_seconds) * perturbed
-        + protocol.seeds * sum(cost.fit_at(f) for f in protocol.fractions)
+        name: encoding_seconds(protocol, cost, counts, cached.get(name, NOTHING_CACHED), perturb_seconds)
+        + fitting_seconds(protocol, cost)
         for name, cost in costs.items()
     }
     out["scoring"] = scoring_seconds
     return out
+
+
+def cached_share(protocol: Protocol, encoders: Sequence[str], cached: Mapping[str, CachedEmbeddings],
+                 has_shift: bool = False) -> CachedShare:
+    """How many of the matrices `protocol` reads for `encoders` the cache holds."""
+    splits = CLEAN_SPLITS if has_shift else CLEAN_SPLITS[:-1]
+    conditions = protocol.perturbed_conditions()
+    held = [cached.get(name, NOTHING_CACHED) for name in encoders]
+    return CachedShare(
+        sum(len(set(splits) & c.splits) for c in held), len(splits) * len(encoders),
+        sum(len(set(conditions) & c.perturbed) for c in held), len(conditions) * len(encoders),
+    )
 
 
 def _cuts(protocol: Protocol, full: Protocol) -> tuple[str, ...]:
@@ -159,14 +226,17 @@ def plan_budget(
     scoring_seconds: float = 0.0,
     has_shift: bool = False,
     seeds: int | None = None,
+    cached: Mapping[str, CachedEmbeddings] | None = None,
 ) -> BudgetPlan:
     """The plan that loses least of the protocol within `budget_s` (see the module docstring).
 
     `perturbations`: the modality's set; `fractions`: the usable label fractions (1.0 included);
-    `seeds`: a number the user fixed (at least MIN_SEEDS), else chosen from SEED_LEVELS.
+    `seeds`: a number the user fixed (at least MIN_SEEDS), else chosen from SEED_LEVELS;
+    `cached`: by encoder, the embeddings the cache holds already (they cost no encoding).
     """
     if seeds is not None and seeds < MIN_SEEDS:
         raise ValueError(f"--seeds: at least {MIN_SEEDS} seeds, got {seeds}")
+    cached = cached or {}
     ordered = perturbation_order(perturbations)
     subsets = [ordered[:n] if n else ordered for n in PERTURBATION_COUNTS]
     if has_shift:
@@ -186,11 +256,13 @@ def plan_budget(
         if not subset and s_level:
             continue  # severities mean nothing without perturbations
         protocol = Protocol(n_seeds, ladder, subset, severities if subset else ())
-        seconds = estimate_seconds(protocol, costs, counts, perturb_seconds, scoring_seconds)
+        seconds = estimate_seconds(protocol, costs, counts, perturb_seconds, scoring_seconds, cached)
         loss = SEED_LOSS.get(n_seeds, 0.0) + FRACTION_LOSS[f_level] + p_loss + SEVERITY_LOSS[s_level]
         options.append((loss, sum(seconds.values()), protocol, seconds))
     fitting = [o for o in options if o[1] <= budget_s]
     fits = bool(fitting)
     loss, total, protocol, seconds = (min(fitting, key=lambda o: (o[0], o[1])) if fits
                                       else min(options, key=lambda o: (o[1], o[0])))
-    return BudgetPlan(protocol, full, total, float(budget_s), fits, _cuts(protocol, full), seconds)
+    encoding = sum(encoding_seconds(protocol, cost, counts, cached.get(name, NOTHING_CACHED), perturb_seconds)
+                   for name, cost in costs.items())
+    return BudgetPlan(protocol, full, total, float(budget_s), fits, _cuts(protocol, full), seconds, encoding)

@@ -68,18 +68,19 @@ def sample_indices(n: int, k: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, min(k, n)).astype(int))
 
 
-def measure_encoder(choice, train: SplitData, task_type: str, n_classes: int, probe_config,
-                    perturbations: Sequence[str] = (), n_images: int = SAMPLE_IMAGES) -> tuple[EncoderCost, int]:
-    """(cost, embedding width) of one suite encoder on this cohort's training images: the median of a
+def measure_encoder(encoder, train: SplitData, task_type: str, n_classes: int, probe_config,
+                    perturbations: Sequence[str] = (), n_images: int = SAMPLE_IMAGES,
+                    build_seconds: float = 0.0) -> tuple[EncoderCost, int]:
+    """(cost, embedding width) of one built encoder on this cohort's training images: the median of a
     few timings after a warm-up pass, the same path with a perturbation applied (the first
-    PERTURBATIONS_TIMED of `perturbations`, one timing each, averaged), and two probe fits of realistic
-    shape (the full rows up to PROBE_ROWS, and a tenth of them) for what a fit costs at any fraction."""
+    PERTURBATIONS_TIMED of `perturbations`, one timing each, averaged; none timed when it is empty), and
+    two probe fits of realistic shape (the full rows up to PROBE_ROWS, and a tenth of them) for what a fit
+    costs at any fraction. The setup is `build_seconds` (building the encoder) plus the warm-up pass."""
     started = time.perf_counter()
-    encoder = choice.build()
     embedder = Embedder(batch_size=max(n_images, WARM_UP_IMAGES))
     warm = sample_indices(len(train), WARM_UP_IMAGES)
     embedder.extract(encoder, _Subset(train.images, warm), train.ids[warm], CLEAN, "warm-up")
-    setup = time.perf_counter() - started
+    setup = build_seconds + time.perf_counter() - started
 
     chosen = sample_indices(len(train), n_images)
     sample = _Subset(train.images, chosen)
