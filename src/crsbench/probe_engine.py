@@ -317,43 +317,45 @@ def _line_search(logits, delta, targets, weights, proba_of, curvature, l2, w, di
 
     F is convex along any line, so its derivative is increasing: the bracket [low, high] always holds
     the minimiser. Only derivatives are used; float32 resolves them where it cannot resolve F's changes.
-    After the first trial only the problems still searching are computed again (usually one or two of
-    the batch). Returns the step and the logits and probabilities there, which the next gradient reuses.
+    After the first trial only the problems still searching are carried on, sliced once each time the
+    set shrinks (usually one or two of the batch). Returns the step and the logits and probabilities
+    there, which the next gradient reuses.
     """
-    w_dot_d = torch.linalg.vecdot(w.flatten(1), dir_w.flatten(1))
-    d_dot_d = torch.linalg.vecdot(dir_w.flatten(1), dir_w.flatten(1))
     row_weights = weights[:, 0]
     alpha = torch.ones_like(slope)
-    low, high = torch.zeros_like(slope), torch.full_like(slope, float("inf"))
     moved = torch.addcmul(logits, alpha[:, None, None], delta)
     proba = proba_of(moved)
-    searching = None  # indices of the problems still searching; None: all of them, without copies
-
-    def part(tensor, per_problem=True):
-        return tensor if searching is None or not per_problem else tensor[searching]
-
+    shared_targets = targets.shape[0] == 1 and len(slope) > 1  # softmax: one set of targets for every problem
+    # the searching problems' slices; at first the whole batch, uncopied
+    searching = None
+    part = {
+        "logits": logits, "delta": delta, "proba": proba, "weights": row_weights, "targets": targets, "l2": l2,
+        "w_dot_d": torch.linalg.vecdot(w.flatten(1), dir_w.flatten(1)),
+        "d_dot_d": torch.linalg.vecdot(dir_w.flatten(1), dir_w.flatten(1)),
+        "slope": slope, "alpha": alpha, "low": torch.zeros_like(slope), "high": torch.full_like(slope, float("inf")),
+    }
     for attempt in range(LINE_SEARCH_STEPS - 1):
-        part_delta, part_proba, part_weights = part(delta), part(proba), part(row_weights)
-        part_l2, part_d_dot_d, part_alpha = part(l2), part(d_dot_d), part(alpha)
-        part_targets = part(targets, per_problem=targets.shape[0] > 1)
-        derivative = (((part_proba - part_targets) * part_delta).sum(1) * part_weights).sum(-1)
-        derivative = derivative + part_l2 * (part(w_dot_d) + part_alpha * part_d_dot_d)
-        unfinished = derivative.abs() > LINE_SEARCH_TOLERANCE * part(slope).abs()
+        derivative = (((part["proba"] - part["targets"]) * part["delta"]).sum(1) * part["weights"]).sum(-1)
+        derivative = derivative + part["l2"] * (part["w_dot_d"] + part["alpha"] * part["d_dot_d"])
+        unfinished = derivative.abs() > LINE_SEARCH_TOLERANCE * part["slope"].abs()
         if not bool(unfinished.any()):
             break
-        indices = torch.arange(len(slope), device=slope.device) if searching is None else searching
-        searching = indices[unfinished]
-        derivative, part_alpha = derivative[unfinished], part_alpha[unfinished]
-        part_delta, part_proba, part_weights = part_delta[unfinished], part_proba[unfinished], part_weights[unfinished]
-        second = (curvature(part_proba, part_delta) * part_weights).sum(-1) + part_l2[unfinished] * part_d_dot_d[unfinished]
-        part_low = torch.where(derivative < 0, part_alpha, low[searching])
-        part_high = torch.where(derivative > 0, part_alpha, high[searching])
-        low[searching], high[searching] = part_low, part_high
-        newton = part_alpha - derivative / second.clamp(min=1e-30)
-        inside = (newton > part_low) & (newton < part_high)
-        fallback = torch.where(torch.isinf(part_high), 2 * part_low.clamp(min=part_alpha), (part_low + part_high) / 2)
-        alpha[searching] = torch.where(inside, newton, fallback)
-        part_moved = torch.addcmul(logits[searching], alpha[searching][:, None, None], part_delta)
-        moved[searching] = part_moved
-        proba[searching] = proba_of(part_moved)
+        if not bool(unfinished.all()):
+            searching = (torch.arange(len(slope), device=slope.device) if searching is None else searching)[unfinished]
+            part = {name: value if name == "targets" and shared_targets else value[unfinished] for name, value in part.items()}
+            derivative = derivative[unfinished]
+        second = (curvature(part["proba"], part["delta"]) * part["weights"]).sum(-1) + part["l2"] * part["d_dot_d"]
+        step, low, high = part["alpha"], part["low"], part["high"]
+        low = torch.where(derivative < 0, step, low)
+        high = torch.where(derivative > 0, step, high)
+        newton = step - derivative / second.clamp(min=1e-30)
+        inside = (newton > low) & (newton < high)
+        fallback = torch.where(torch.isinf(high), 2 * low.clamp(min=step), (low + high) / 2)
+        step = torch.where(inside, newton, fallback)
+        part_moved = torch.addcmul(part["logits"], step[:, None, None], part["delta"])
+        part.update(alpha=step, low=low, high=high, proba=proba_of(part_moved))
+        if searching is None:
+            alpha, moved, proba = step, part_moved, part["proba"]
+        else:
+            alpha[searching], moved[searching], proba[searching] = step, part_moved, part["proba"]
     return alpha, moved, proba
