@@ -52,6 +52,17 @@ def test_warm_cache_runs_no_forward_pass(tmp_path):
     assert encoder.calls == 7 and second.from_cache
     np.testing.assert_array_equal(first.matrix, second.matrix)
     assert first.content_hash == second.content_hash == content_hash(second.matrix)
+    assert isinstance(second.matrix, np.memmap) and not second.matrix.flags.writeable  # served from disk, never altered
+
+
+def test_content_hash_is_the_digest_of_header_and_bytes():
+    import hashlib
+
+    rng = np.random.default_rng(0)
+    for matrix in (rng.normal(size=(7, 5)).astype(np.float32), rng.normal(size=(6, 4))[:, ::2], np.zeros((0, 3), np.float32)):
+        header = f"{matrix.dtype.str}{matrix.shape}".encode()
+        expected = hashlib.sha256(header + np.ascontiguousarray(matrix).tobytes()).hexdigest()[:32]
+        assert content_hash(matrix) == expected
 
 
 def test_embeddings_do_not_depend_on_batch_size(tmp_path):

@@ -77,8 +77,10 @@ class Embedding:
 
 
 def content_hash(matrix: np.ndarray) -> str:
-    header = f"{matrix.dtype.str}{matrix.shape}".encode()
-    return hashlib.sha256(header + np.ascontiguousarray(matrix).tobytes()).hexdigest()[:32]
+    digest = hashlib.sha256(f"{matrix.dtype.str}{matrix.shape}".encode())
+    # fed from the array's own buffer: no byte copy of a matrix that may be larger than memory would like
+    digest.update(np.ascontiguousarray(matrix).reshape(-1).view(np.uint8))
+    return digest.hexdigest()[:32]
 
 
 RESIZE_FILTERS = ("bilinear", "bicubic")  # always antialiased, as PIL resizes
@@ -192,7 +194,8 @@ class EmbeddingCache:
             return None
         try:
             meta = json.loads(meta_path.read_text())
-            matrix = np.load(array_path, allow_pickle=False)
+            # memory-mapped: a fit reads the rows it needs, and the pages stay the operating system's to evict
+            matrix = np.load(array_path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError, json.JSONDecodeError):
             self.rejected.append(key)
             return None
