@@ -139,3 +139,25 @@ def test_probe_fingerprint_names_the_solver(monkeypatch):
     before = ProbeConfig().fingerprint()
     monkeypatch.setattr(probe_module, "SOLVER", "another-solver")
     assert ProbeConfig().fingerprint() != before
+
+
+@pytest.mark.parametrize("link", ["softmax", "sigmoid"])
+def test_gradient_check_in_float32_is_within_1e_7_of_float64(link):
+    # the check runs in the solver's precision; at the default tolerance (1e-4) that is float32, which must
+    # leave the verdict "converged" untouched: measured here on a weakly regularised fit of 6,000 rows
+    import torch
+
+    import crsbench.probe as probe_module
+
+    x, y = _blobs(6000, 96, 4, seed=8, signal=0.3)
+    probe = fit_probe("single_label", x[:5000], y[:5000], x[5000:], y[5000:], 4, ProbeConfig(c_grid=(10.0,)), device="cpu")
+    z = probe.standardiser.transform(x[:5000], np.float32)
+    n = len(z)
+    if link == "softmax":
+        targets, weights, l2, coef, intercept = np.eye(4)[y[:5000]], np.full(n, 1 / n), 1 / (10.0 * n), probe.coef, probe.intercept
+    else:  # the same coefficients read as four independent sigmoid problems
+        targets, weights = np.eye(4)[y[:5000]], np.full((n, 4), 1 / n)
+        l2, coef, intercept = np.full(4, 1 / (10.0 * n)), probe.coef, probe.intercept
+    in_64 = probe_module._checked_gradient(z, targets, weights, l2, coef, intercept, link, torch.float64)
+    in_32 = probe_module._checked_gradient(z, targets, weights, l2, coef, intercept, link, torch.float32)
+    assert abs(in_32 - in_64) <= 1e-7

@@ -58,10 +58,10 @@ def test_line_search_meets_its_derivative_condition_for_every_problem(link):
         low, high = np.where(rising, low, middle), np.where(rising, middle, high)
     rescale = np.where(np.arange(n_problems) % 2 == 0, (low + high) / 2, 1.0)
     delta, dir_w, slope = delta * rescale[:, None, None], dir_w * rescale[:, None, None], slope * rescale
-    proba_of, curvature, _ = probe_engine.LINKS[link]
+    proba_of, _ = probe_engine.LINKS[link]
     as_torch = [torch.as_tensor(a) for a in (logits, delta, targets, weights)]
     alpha, moved, proba = probe_engine._line_search(
-        *as_torch, proba_of, curvature, torch.as_tensor(l2), torch.as_tensor(w), torch.as_tensor(dir_w), torch.as_tensor(slope)
+        *as_torch, proba_of, torch.as_tensor(l2), torch.as_tensor(w), torch.as_tensor(dir_w), torch.as_tensor(slope)
     )
     alpha = alpha.numpy()
     derivative, expected_moved, expected_proba = _derivative(link, logits, delta, targets, weights, l2, w, dir_w, alpha)
@@ -105,3 +105,44 @@ def test_row_span_and_feature_bases_reach_the_same_optimum(link, monkeypatch):
     assert np.all(in_span.grad_norm <= 1e-10) and np.all(in_features.grad_norm <= 1e-10)
     np.testing.assert_allclose(in_span.coef, in_features.coef, atol=1e-6)
     np.testing.assert_allclose(in_span.intercept, in_features.intercept, atol=1e-6)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+def test_sum_zero_basis_is_orthonormal_and_orthogonal_to_the_ones(k):
+    basis = probe_engine.sum_zero_basis(k, "cpu", torch.float64).numpy()
+    assert basis.shape == (k, k - 1)
+    np.testing.assert_allclose(basis.T @ basis, np.eye(k - 1), atol=1e-12)
+    np.testing.assert_allclose(basis.sum(0), 0, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [3, 8])
+def test_softmax_solution_in_sum_zero_coordinates_is_the_full_multinomial_optimum(k):
+    # the full k-class objective's gradient, in float64 numpy, vanishes at the solution found with k - 1 coordinates
+    rng = np.random.default_rng(4)
+    n, d = 200, 6
+    z = rng.normal(size=(n, d))
+    z = (z - z.mean(0)) / z.std(0)
+    y = rng.integers(0, k, n)
+    l2 = np.array([1e-1, 1e-3])
+    batch = probe_engine.Batch("softmax", np.eye(k)[y], np.full((n, 2), 1.0 / n), l2, k)
+    solution = probe_engine.solve(z, batch, max_iter=5000, tol=1e-10, device="cpu", dtype=torch.float64)
+    for p in range(2):
+        coef, intercept = solution.coef[p], solution.intercept[p]
+        logits = z @ coef + intercept
+        proba = np.exp(logits - logits.max(1, keepdims=True))
+        proba /= proba.sum(1, keepdims=True)
+        residual = (proba - np.eye(k)[y]) / n
+        assert np.abs(z.T @ residual + l2[p] * coef).max() <= 1e-9
+        assert np.abs(residual.sum(0)).max() <= 1e-9
+        np.testing.assert_allclose(coef.sum(1), 0, atol=1e-12)  # as the optimum of the full objective has
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("step", [1, 3])
+def test_upper_gram_equals_the_whole_product_on_its_upper_triangle(dtype, step):
+    a = torch.as_tensor(np.random.default_rng(5).normal(size=(61, 17)), dtype=dtype)[::step]  # strided rows too
+    expected = a.double().numpy().T @ a.double().numpy()
+    got = probe_engine._upper_gram(a).double().numpy()
+    np.testing.assert_allclose(np.triu(got), np.triu(expected), rtol=1e-5 if dtype == torch.float32 else 1e-12, atol=1e-4 if dtype == torch.float32 else 1e-10)
+    eigvals = torch.linalg.eigh(probe_engine._upper_gram(a), UPLO="U")[0].double().numpy()
+    np.testing.assert_allclose(eigvals, np.linalg.eigvalsh(expected), rtol=1e-4, atol=1e-3)

@@ -30,8 +30,9 @@ SOLVER_MARGIN = 0.01
 FLOAT32_GRADIENT_FLOOR = 1e-7
 # Part of the probe fingerprint, so record keys change with the solver: the batched float32 engine's
 # probabilities differ slightly from those of the former float64 scikit-learn probe, and from version to
-# version (3: the feature basis, not the row span, from three quarters of d training rows up).
-SOLVER = "batched-lbfgs-3"
+# version (3: the feature basis, not the row span, from three quarters of d training rows up; 4: softmax
+# weights in k - 1 sum-zero coordinates, which round differently).
+SOLVER = "batched-lbfgs-4"
 
 
 @dataclass(frozen=True)
@@ -152,31 +153,36 @@ def _pick(losses: list[float], c_values: list[float]) -> int:
     return best
 
 
+def _solver_dtype(config: ProbeConfig):
+    return torch.float64 if config.tol * SOLVER_MARGIN < FLOAT32_GRADIENT_FLOOR else torch.float32
+
+
 def _solve(z, batch, config: ProbeConfig, device):
-    target = config.tol * SOLVER_MARGIN
-    dtype = torch.float64 if target < FLOAT32_GRADIENT_FLOOR else torch.float32
-    return probe_engine.solve(z, batch, config.max_iter, target, device, dtype)
+    return probe_engine.solve(z, batch, config.max_iter, config.tol * SOLVER_MARGIN, device, _solver_dtype(config))
 
 
-CHECK_ROWS = 4096  # rows per float64 chunk of the gradient check: no float64 copy of the whole training matrix
+CHECK_ROWS = 4096  # rows per chunk of the gradient check: no converted copy of the whole training matrix
 
 
-def _checked_gradient(z: np.ndarray, targets, weights, l2, coef, intercept, link: str) -> float:
-    """max |gradient| of the objective, in float64, at the solution: one softmax problem, or
-    independent sigmoid problems side by side (one column of targets, weights, l2 and coef each)."""
-    coef64, intercept64 = torch.as_tensor(coef), torch.as_tensor(intercept)
-    targets64 = torch.as_tensor(targets, dtype=torch.float64)
-    weights64 = torch.as_tensor(weights, dtype=torch.float64).reshape(len(z), -1)
-    gradient = torch.as_tensor(l2) * coef64
-    intercept_gradient = torch.zeros_like(intercept64)
+def _checked_gradient(z: np.ndarray, targets, weights, l2, coef, intercept, link: str, dtype=torch.float64) -> float:
+    """max |gradient| of the objective at the solution, recomputed from the standardised rows (not the
+    solver's basis or its running logits): one softmax problem, or independent sigmoid problems side by
+    side (one column of targets, weights, l2 and coef each). The products run in `dtype`, the solver's
+    precision, chunk by chunk; the chunks' sums accumulate in float64. In float32 the result is within
+    about 1e-7 of the float64 one (a test bounds it), far inside the tolerances that use float32."""
+    coef_t, intercept_t = torch.as_tensor(coef, dtype=dtype), torch.as_tensor(intercept, dtype=dtype)
+    targets_t = torch.as_tensor(targets, dtype=dtype)
+    weights_t = torch.as_tensor(weights, dtype=dtype).reshape(len(z), -1)
+    gradient = torch.as_tensor(l2) * torch.as_tensor(coef, dtype=torch.float64)
+    intercept_gradient = torch.zeros(len(intercept), dtype=torch.float64)
     for start in range(0, len(z), CHECK_ROWS):
         rows = slice(start, start + CHECK_ROWS)
-        z64 = torch.as_tensor(z[rows]).double()  # float64 products through torch, a chunk at a time
-        logits = z64 @ coef64 + intercept64
+        chunk = torch.as_tensor(z[rows]).to(dtype)  # a view when z is already in the solver's precision
+        logits = chunk @ coef_t + intercept_t
         proba = torch.softmax(logits, 1) if link == "softmax" else torch.sigmoid(logits)
-        residual = (proba - targets64[rows]) * weights64[rows]
-        gradient += (residual.T @ z64).T  # z'r as (r'z)': a far faster product
-        intercept_gradient += residual.sum(0)
+        residual = (proba - targets_t[rows]) * weights_t[rows]
+        gradient += (residual.T @ chunk).T.double()  # z'r as (r'z)': a far faster product
+        intercept_gradient += residual.sum(0).double()
     return float(max(gradient.abs().max(), intercept_gradient.abs().max()))
 
 
@@ -226,7 +232,7 @@ def _fit_single_label(task_type, z, y, z_val, y_val, n_classes, standardiser, c_
     losses = [_log_loss(y_val, predict(logits[g], classes, None, n_classes)) for g in range(grid)]
     best = _pick(losses, c_values)
     coef, intercept = solution.coef[best], solution.intercept[best]
-    grad = _checked_gradient(z, check_targets, np.full(n, 1.0 / n), l2[best], coef, intercept, batch.link)
+    grad = _checked_gradient(z, check_targets, np.full(n, 1.0 / n), l2[best], coef, intercept, batch.link, _solver_dtype(config))
     return FittedProbe(
         task_type, n_classes, standardiser, head, coef, intercept, classes, np.zeros(0), [c_values[best]],
         losses[best], converged=grad <= config.tol, grad_norm=grad, gemm_flops=solution.gemm_flops,
@@ -263,7 +269,7 @@ def _fit_multi_label(z, y, z_val, y_val, n_classes, standardiser, c_values, conf
         chosen[j] = c_values[best]
         losses.append(label_losses[best])
     coef, intercept = solution.coef[picked, :, 0].T, solution.intercept[picked, 0]
-    grad = _checked_gradient(z, targets[:, picked], weights[:, picked], l2[picked], coef, intercept, "sigmoid")
+    grad = _checked_gradient(z, targets[:, picked], weights[:, picked], l2[picked], coef, intercept, "sigmoid", _solver_dtype(config))
     return FittedProbe(
         "multi_label", n_classes, standardiser, "multi_label", coef, intercept,
         np.array(fitted), constants, chosen, float(np.mean(losses)), converged=grad <= config.tol, grad_norm=grad,

@@ -64,20 +64,8 @@ class Solution:
     gemm_flops: float  # floating-point operations spent in matrix products with the rows
 
 
-def _softmax_proba(logits):  # [P, k, n]: the class axis is not innermost, so its reductions vectorise
-    shifted = (logits - logits.amax(1, keepdim=True)).exp_()
-    return shifted.div_(shifted.sum(1, keepdim=True))
-
-
-def _softmax_curvature(proba, delta):
-    """delta' (diag p - p p') delta, per problem and row."""
-    moved = proba * delta
-    weighted = moved.sum(1)
-    return (moved * delta).sum(1) - weighted * weighted
-
-
-def _sigmoid_curvature(proba, delta):
-    return (proba * (1 - proba) * delta * delta).sum(1)
+def _softmax_proba(logits):  # [P, k, n]: over the class axis, in one fused kernel
+    return torch.softmax(logits, 1)
 
 
 def _softmax_scale(proba):
@@ -90,11 +78,23 @@ def _sigmoid_scale(proba):
     return (proba * (1 - proba)).sum(1)
 
 
-# link -> (probabilities from logits, directional curvature, curvature scale for the preconditioner)
+# link -> (probabilities from logits, curvature scale for the preconditioner)
 LINKS = {
-    "softmax": (_softmax_proba, _softmax_curvature, _softmax_scale),
-    "sigmoid": (torch.sigmoid, _sigmoid_curvature, _sigmoid_scale),
+    "softmax": (_softmax_proba, _softmax_scale),
+    "sigmoid": (torch.sigmoid, _sigmoid_scale),
 }
+
+
+def sum_zero_basis(k: int, device, dtype):
+    """[k, k - 1] orthonormal columns orthogonal to the all-ones vector.
+
+    A multinomial fit with an L2 penalty has weights summing to zero over the classes at its optimum
+    (the loss's gradient sums to zero over the classes, so stationarity leaves l2 * sum_c w_c = 0), and
+    the solver's iterates never leave that subspace. Solving in its k - 1 coordinates is therefore exact,
+    and every product with the rows has one column fewer per problem."""
+    centring = np.eye(k) - 1.0 / k
+    basis = np.linalg.qr(centring)[0][:, : k - 1]
+    return torch.as_tensor(basis, device=device, dtype=dtype)
 
 
 def _gram_of_columns(a):
@@ -104,6 +104,20 @@ def _gram_of_columns(a):
     left, right = a[:, :half], a[:, half:]
     corner = left.T @ right
     return torch.cat([torch.cat([left.T @ left, corner], 1), torch.cat([corner.T, right.T @ right], 1)], 0)
+
+
+def _upper_gram(a):
+    """a'a with its upper triangle filled (what eigh reads with UPLO="U"). On the CPU a symmetric
+    rank-k update computes only that triangle: half the work of the whole product, about a third less
+    time than the three half-products; elsewhere (a GPU) the half-products."""
+    if a.device.type != "cpu":
+        return _gram_of_columns(a)
+    from scipy.linalg import blas
+
+    syrk = blas.ssyrk if a.dtype == torch.float32 else blas.dsyrk
+    # a's transpose in Fortran order is a itself in C order: no copy when a is contiguous
+    upper = syrk(1.0, np.asfortranarray(a.numpy().T), trans=0, lower=0)
+    return torch.from_numpy(upper)
 
 
 class _Features:
@@ -131,11 +145,11 @@ class _Features:
             self.eigvals = (eigvals / n).to(dtype)
         else:
             self.rows = torch.as_tensor(z, device=device).to(dtype)
-            sample = self.rows
-            if n > COVARIANCE_ROWS:  # evenly spaced rows: deterministic, and the estimate need not be exact
-                sample = self.rows[torch.linspace(0, n - 1, COVARIANCE_ROWS, device=device).long()]
-            moments = _gram_of_columns(sample.to(torch.float32)) / len(sample)
-            eigvals, eigvecs = torch.linalg.eigh(moments)
+            # evenly spaced rows past COVARIANCE_ROWS: deterministic, the estimate need not be exact, and a
+            # strided view goes to the matrix product uncopied
+            sample = self.rows[:: -(-n // COVARIANCE_ROWS)]
+            moments = _upper_gram(sample.to(torch.float32)) / len(sample)
+            eigvals, eigvecs = torch.linalg.eigh(moments, UPLO="U")
             self.eigvecs = eigvecs.to(dtype)
             self.eigvals = eigvals.clamp(min=0).to(dtype)
 
@@ -215,18 +229,35 @@ def _as_problem_major(array, device, dtype):  # [n, P] -> [P, 1, n]
     return torch.as_tensor(np.ascontiguousarray(np.asarray(array).T), device=device, dtype=dtype)[:, None, :]
 
 
+class _ClassBasis:
+    """Maps the fitted weight rows to the classes: identity for sigmoid problems, the sum-zero basis
+    [k, k - 1] for softmax ones (so a softmax problem has k - 1 weight rows, k logits)."""
+
+    def __init__(self, link, k, device, dtype):
+        self.basis = sum_zero_basis(k, device, dtype) if link == "softmax" else None
+        self.fitted = k - 1 if link == "softmax" else k
+
+    def to_classes(self, a):  # [P, fitted, m] -> [P, k, m]
+        return a if self.basis is None else torch.matmul(self.basis, a)
+
+    def from_classes(self, a):  # [P, k, m] -> [P, fitted, m]
+        return a if self.basis is None else torch.matmul(self.basis.T, a)
+
+
 def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, dtype=torch.float32) -> Solution:
     """Minimise every problem of `batch` on standardised rows `z` [n, d]; stop each at max |grad| <= tol.
 
-    Layout: weights [P, k, r], logits [P, k, n], so the class axis never sits innermost and the
-    logits of every problem come from one matrix product with the rows.
+    Layout: weights [P, m, r] (m = k - 1 sum-zero coordinates for softmax, 1 for sigmoid), logits
+    [P, k, n], so the class axis never sits innermost and the logits of every problem come from one
+    matrix product with the rows.
     """
     device = torch.device(device or default_device())
-    proba_of, curvature, scale_of = LINKS[batch.link]
+    proba_of, scale_of = LINKS[batch.link]
     features = _Features(z, device, dtype)
     rows, n_problems, k = features.rows, len(batch.l2), batch.n_outputs
     n, r = rows.shape
-    rows_t = rows.T.contiguous()
+    classes = _ClassBasis(batch.link, k, device, dtype)
+    m = classes.fitted
     if batch.link == "softmax":
         targets = torch.as_tensor(np.ascontiguousarray(batch.targets.T), device=device, dtype=dtype)[None]  # [1, k, n]
     else:
@@ -235,13 +266,16 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
     l2 = torch.as_tensor(batch.l2, device=device, dtype=dtype)
     eigvals = features.eigvals
 
-    w = torch.zeros(n_problems, k, r, device=device, dtype=dtype)
+    def logits_along(direction_w, p):  # rows times [P, m, r] weights, in class coordinates: [P, k, n]
+        return classes.to_classes((direction_w.reshape(p * m, r) @ rows.T).reshape(p, m, n))
+
+    w = torch.zeros(n_problems, m, r, device=device, dtype=dtype)
     b = _initial_intercepts(batch, targets, weights)
     out_w, out_b = torch.zeros_like(w), b.clone()
     grad_norm = np.full(n_problems, np.inf)
     iterations = np.zeros(n_problems, dtype=np.int64)
     active = np.arange(n_problems)
-    history = _History(n_problems, k * r + k, device, dtype)
+    history = _History(n_problems, m * r + k, device, dtype)
     logits = b[:, :, None].expand(n_problems, k, n).contiguous()
     proba = proba_of(logits)
     previous_gradient = step_v = None
@@ -249,13 +283,15 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
     while True:
         residual = (proba - targets) * weights  # [P, k, n]
         p = len(active)
-        grad_w = (residual.reshape(p * k, n) @ rows).reshape(p, k, r) + l2[:, None, None] * w
+        grad_w = (classes.from_classes(residual).reshape(p * m, n) @ rows).reshape(p, m, r) + l2[:, None, None] * w
         grad_b = residual.sum(-1)
-        flops += 2.0 * n * r * p * k
-        gradient = torch.cat([features.rotate_in(grad_w.reshape(p * k, r)).reshape(p, k * r), grad_b], 1)
+        flops += 2.0 * n * r * p * m
+        gradient = torch.cat([features.rotate_in(grad_w.reshape(p * m, r)).reshape(p, m * r), grad_b], 1)
         if previous_gradient is not None:
             history.add(step_v, gradient - previous_gradient)
-        in_features = features.feature_max_gradient(grad_w.reshape(p * k, r), tol).reshape(p, k).amax(-1)
+        # the stopping test on the k classes' gradient, as scikit-learn's parametrisation has it
+        class_gradient = classes.to_classes(grad_w).reshape(p * k, r)
+        in_features = features.feature_max_gradient(class_gradient, tol).reshape(p, k).amax(-1)
         norm = torch.maximum(in_features, grad_b.abs().amax(-1)).double().cpu().numpy()
         grad_norm[active] = norm
         done = (norm <= tol) | (iterations[active] >= max_iter)
@@ -273,7 +309,7 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
             p = len(active)
         # preconditioner: curvature per unit variance of a feature, per problem, times the rows' spectrum
         scale = (scale_of(proba) * weights[:, 0]).sum(-1)
-        diag_w = (scale[:, None] * eigvals[None, :] + l2[:, None])[:, None, :].expand(p, k, r).reshape(p, k * r)
+        diag_w = (scale[:, None] * eigvals[None, :] + l2[:, None])[:, None, :].expand(p, m, r).reshape(p, m * r)
         diag_b = scale.clamp(min=1e-12)[:, None].expand(p, k)
         direction = history.direction(gradient, 1 / torch.cat([diag_w, diag_b], 1))
         slope = torch.linalg.vecdot(direction, gradient)
@@ -282,11 +318,11 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
             history.rho[:, uphill] = 0
             direction[uphill] = -gradient[uphill]
             slope = torch.linalg.vecdot(direction, gradient)
-        dir_w = features.rotate_out(direction[:, : k * r].reshape(p * k, r)).reshape(p, k, r)
-        dir_b = direction[:, k * r :]
-        delta = (dir_w.reshape(p * k, r) @ rows_t).reshape(p, k, n) + dir_b[:, :, None]
-        flops += 2.0 * n * r * p * k
-        alpha, logits, proba = _line_search(logits, delta, targets, weights, proba_of, curvature, l2, w, dir_w, slope)
+        dir_w = features.rotate_out(direction[:, : m * r].reshape(p * m, r)).reshape(p, m, r)
+        dir_b = direction[:, m * r :]
+        delta = logits_along(dir_w, p) + dir_b[:, :, None]
+        flops += 2.0 * n * r * p * m
+        alpha, logits, proba = _line_search(logits, delta, targets, weights, proba_of, l2, w, dir_w, slope)
         w = w + alpha[:, None, None] * dir_w
         b = b + alpha[:, None] * dir_b
         step_v = alpha[:, None] * direction
@@ -294,10 +330,10 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
         iterations[active] += 1
         step += 1
         if step % RELOGIT_EVERY == 0:
-            logits = (w.reshape(p * k, r) @ rows_t).reshape(p, k, n) + b[:, :, None]
+            logits = logits_along(w, p) + b[:, :, None]
             proba = proba_of(logits)
-            flops += 2.0 * n * r * p * k
-    solution_w = out_w.permute(0, 2, 1)  # [P, r, k]
+            flops += 2.0 * n * r * p * m
+    solution_w = classes.to_classes(out_w).permute(0, 2, 1)  # [P, r, k]
     if features.to_features is not None:
         solution_w = torch.einsum("dr,prk->pdk", features.to_features, solution_w)
     return Solution(solution_w.double().cpu().numpy(), out_b.double().cpu().numpy(), grad_norm, iterations, flops)
@@ -312,39 +348,43 @@ def _initial_intercepts(batch, targets, weights):
     return (prior / (1 - prior)).log()[:, None]
 
 
-def _line_search(logits, delta, targets, weights, proba_of, curvature, l2, w, dir_w, slope):
+def _line_search(logits, delta, targets, weights, proba_of, l2, w, dir_w, slope):
     """Newton's method on the derivative of F along the direction, safeguarded by a bracket.
 
     F is convex along any line, so its derivative is increasing: the bracket [low, high] always holds
     the minimiser. Only derivatives are used; float32 resolves them where it cannot resolve F's changes.
-    After the first trial only the problems still searching are carried on, sliced once each time the
-    set shrinks (usually one or two of the batch). Returns the step and the logits and probabilities
-    there, which the next gradient reuses.
+    Per row, with q = sum_k p_k delta_k: the loss's derivative is q - sum_k t_k delta_k (the target term
+    is fixed along the line, so it is summed once) and its second derivative sum_k p_k delta_k^2 - q^2
+    (for softmax and sigmoid alike). After the first trial only the problems still searching are carried
+    on, sliced once each time the set shrinks (usually one or two of the batch). Returns the step and
+    the logits and probabilities there, which the next gradient reuses.
     """
     row_weights = weights[:, 0]
     alpha = torch.ones_like(slope)
     moved = torch.addcmul(logits, alpha[:, None, None], delta)
     proba = proba_of(moved)
-    shared_targets = targets.shape[0] == 1 and len(slope) > 1  # softmax: one set of targets for every problem
     # the searching problems' slices; at first the whole batch, uncopied
     searching = None
     part = {
-        "logits": logits, "delta": delta, "proba": proba, "weights": row_weights, "targets": targets, "l2": l2,
+        "logits": logits, "delta": delta, "squared": delta * delta, "proba": proba, "weights": row_weights, "l2": l2,
+        "target_term": ((targets * delta).sum(1) * row_weights).sum(-1),
         "w_dot_d": torch.linalg.vecdot(w.flatten(1), dir_w.flatten(1)),
         "d_dot_d": torch.linalg.vecdot(dir_w.flatten(1), dir_w.flatten(1)),
         "slope": slope, "alpha": alpha, "low": torch.zeros_like(slope), "high": torch.full_like(slope, float("inf")),
     }
     for attempt in range(LINE_SEARCH_STEPS - 1):
-        derivative = (((part["proba"] - part["targets"]) * part["delta"]).sum(1) * part["weights"]).sum(-1)
+        along = (part["proba"] * part["delta"]).sum(1)  # [P, n]
+        derivative = (along * part["weights"]).sum(-1) - part["target_term"]
         derivative = derivative + part["l2"] * (part["w_dot_d"] + part["alpha"] * part["d_dot_d"])
         unfinished = derivative.abs() > LINE_SEARCH_TOLERANCE * part["slope"].abs()
         if not bool(unfinished.any()):
             break
         if not bool(unfinished.all()):
             searching = (torch.arange(len(slope), device=slope.device) if searching is None else searching)[unfinished]
-            part = {name: value if name == "targets" and shared_targets else value[unfinished] for name, value in part.items()}
-            derivative = derivative[unfinished]
-        second = (curvature(part["proba"], part["delta"]) * part["weights"]).sum(-1) + part["l2"] * part["d_dot_d"]
+            part = {name: value[unfinished] for name, value in part.items()}
+            derivative, along = derivative[unfinished], along[unfinished]
+        curvature = (part["proba"] * part["squared"]).sum(1) - along * along
+        second = (curvature * part["weights"]).sum(-1) + part["l2"] * part["d_dot_d"]
         step, low, high = part["alpha"], part["low"], part["high"]
         low = torch.where(derivative < 0, step, low)
         high = torch.where(derivative > 0, step, high)
