@@ -4,7 +4,7 @@ for AUROC). Multinomial for single-label and ordinal tasks, one sigmoid per labe
 
 The objective is scikit-learn's LogisticRegression (lbfgs) objective, problem by problem; every C of
 the grid, and every label of a multi-label task, is solved at once by `probe_engine`. The chosen
-fit's gradient is then checked in float64: a fit that did not converge says so (`converged`).
+fit's gradient is then rechecked from the standardised rows: a fit that did not converge says so (`converged`).
 
 `fit_probe` is a pure function of arrays, so fits can be batched or moved to another executor.
 """
@@ -122,7 +122,7 @@ class FittedProbe:
     chosen_c: list[float]
     val_nll: float
     converged: bool = True
-    grad_norm: float = 0.0  # max |gradient| of the objective at the chosen fits, in float64
+    grad_norm: float = 0.0  # max |gradient| of the objective at the chosen fits, as rechecked
     gemm_flops: float = 0.0  # work the solver did in matrix products (for throughput figures)
 
     @property

@@ -88,7 +88,10 @@ class RunRecord(BaseModel):
         "the chosen fit's largest gradient entry is within the probe tolerance; false = not converged (see"
         " probe_grad_norm)"
     )
-    probe_grad_norm: Optional[float] = _column("largest absolute gradient entry of the chosen fit, in float64")
+    probe_grad_norm: Optional[float] = _column(
+        "largest absolute gradient entry of the chosen fit, recomputed from the standardised rows in the"
+        " solver's precision (float32 at the default tol, float64 below 1e-5)"
+    )
     probe_fingerprint: Optional[str] = _column(
         "hash of the probe settings (C grid, iterations, tolerance); null in records written before it existed",
         role="identity",
