@@ -146,3 +146,116 @@ def test_upper_gram_equals_the_whole_product_on_its_upper_triangle(dtype, step):
     np.testing.assert_allclose(np.triu(got), np.triu(expected), rtol=1e-5 if dtype == torch.float32 else 1e-12, atol=1e-4 if dtype == torch.float32 else 1e-10)
     eigvals = torch.linalg.eigh(probe_engine._upper_gram(a), UPLO="U")[0].double().numpy()
     np.testing.assert_allclose(eigvals, np.linalg.eigvalsh(expected), rtol=1e-4, atol=1e-3)
+
+
+def _objective_gradient(z, batch, coef, intercept):
+    """max |gradient| per problem of the batch's objective at (coef [P, d, k], intercept [P, k]), float64 numpy."""
+    norms = []
+    for p in range(len(batch.l2)):
+        logits = z @ coef[p] + intercept[p]
+        weights = batch.row_weights[:, p : p + 1].astype(float)
+        if batch.link == "softmax":
+            proba = np.exp(logits - logits.max(1, keepdims=True))
+            proba /= proba.sum(1, keepdims=True)
+            residual = (proba - batch.targets) * weights
+        else:
+            residual = (0.5 * (1 + np.tanh(0.5 * logits)) - batch.targets[:, p : p + 1]) * weights
+        norms.append(max(np.abs(z.T @ residual + batch.l2[p] * coef[p]).max(), np.abs(residual.sum(0)).max()))
+    return np.array(norms)
+
+
+def _warm_up_batch(link, rng, n=3000, d=24, k=4):
+    z = rng.normal(size=(n, d)) @ rng.normal(size=(d, d))  # correlated features, as embeddings have
+    z = ((z - z.mean(0)) / z.std(0)).astype(np.float32)
+    y = (z[:, :k] + rng.normal(size=(n, k))).argmax(1)
+    l2 = 1.0 / (np.array([1e-2, 1.0, 100.0]) * n)
+    if link == "softmax":
+        return z, probe_engine.Batch("softmax", np.eye(k, dtype=np.float32)[y], np.full((n, 3), 1.0 / n, np.float32), l2, k)
+    targets = np.repeat((y == 0).astype(np.float32)[:, None], 3, axis=1)
+    seen = rng.random((n, 3)) > 0.2  # masked rows, as a multi-label task's missing labels
+    weights = (seen / seen.sum(0)).astype(np.float32)
+    return z, probe_engine.Batch("sigmoid", targets, weights, l2 * n / seen.sum(0), 1)
+
+
+@pytest.fixture
+def warm_up_everywhere(monkeypatch):
+    """The bfloat16 warm-up on whatever CPU runs the test (emulated where not native), from few rows; the
+    calls to warm_up_rows that returned rows are counted."""
+    monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: True)
+    monkeypatch.setattr(probe_engine, "WARM_UP_ROWS", 100)
+    calls = []
+    original = probe_engine.warm_up_rows
+
+    def counted(rows, dtype):
+        fast = original(rows, dtype)
+        calls.append(fast is not None)
+        return fast
+
+    monkeypatch.setattr(probe_engine, "warm_up_rows", counted)
+    return calls
+
+
+@pytest.mark.parametrize("link", ["softmax", "sigmoid"])
+def test_warm_up_ends_at_the_float32_tolerance_on_the_float64_objective(link, warm_up_everywhere):
+    z, batch = _warm_up_batch(link, np.random.default_rng(5))
+    tol = 1e-6
+    solution = probe_engine.solve(z, batch, max_iter=1000, tol=tol, device="cpu")
+    assert warm_up_everywhere == [True]
+    assert np.all(solution.grad_norm <= tol) and np.all(solution.iterations < 1000)
+    # the float64 objective agrees: the answer is the float32 descent's, not the bfloat16 warm-up's
+    assert np.all(_objective_gradient(z.astype(float), batch, solution.coef, solution.intercept) <= 2 * tol)
+
+
+def test_warm_up_is_deterministic(warm_up_everywhere):
+    z, batch = _warm_up_batch("softmax", np.random.default_rng(6))
+    first, second = (probe_engine.solve(z, batch, max_iter=1000, tol=1e-6, device="cpu") for _ in range(2))
+    assert warm_up_everywhere == [True, True]
+    np.testing.assert_array_equal(first.coef, second.coef)
+    np.testing.assert_array_equal(first.intercept, second.intercept)
+    np.testing.assert_array_equal(first.iterations, second.iterations)
+
+
+def test_warm_up_that_cannot_reach_its_tolerance_stops_by_the_stall_guard(monkeypatch):
+    # no rounding floor and a tolerance of zero: only the stall guard can end the bfloat16 descent, and
+    # the float32 descent then finishes from where it stopped, with its secant pairs
+    monkeypatch.setattr(probe_engine, "ROUNDING_FLOOR", 0.0)
+    z, batch = _warm_up_batch("softmax", np.random.default_rng(7))
+    cpu = torch.device("cpu")
+    features = probe_engine._Features(z, cpu, torch.float32)
+    descent = probe_engine._Descent(features, batch, cpu, torch.float32)
+    w = torch.zeros(len(batch.l2), batch.n_outputs - 1, features.dim)
+    b = probe_engine._initial_intercepts(batch, descent.targets, descent.weights)
+    iterations = np.zeros(len(batch.l2), dtype=np.int64)
+    w, b, _, history = descent.run(features.rows.to(torch.bfloat16), w, b, iterations, 0.0, 1000, rounding=2.0**-7)
+    assert np.all(iterations >= probe_engine.WARM_UP_STALL) and np.all(iterations < 200)
+    warm = iterations.copy()
+    w, b, grad_norm, _ = descent.run(features.rows, w, b, iterations, 1e-6, 1000, history)
+    assert np.all(grad_norm <= 1e-6) and np.all(iterations < 1000)
+    assert np.all(iterations - warm < 100)
+
+
+def test_warm_up_stays_off_for_float64_for_few_rows_and_without_native_bfloat16(monkeypatch):
+    rows = torch.zeros(probe_engine.WARM_UP_ROWS, 3)
+    monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: True)
+    assert probe_engine.warm_up_rows(rows, torch.float32).dtype == torch.bfloat16
+    assert probe_engine.warm_up_rows(rows.double(), torch.float64) is None
+    assert probe_engine.warm_up_rows(rows[:-1], torch.float32) is None
+    monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: False)
+    assert probe_engine.warm_up_rows(rows, torch.float32) is None
+
+
+def test_history_hand_over_puts_each_problem_newest_pair_last():
+    size, n_problems = 3, 4
+    history = probe_engine._History(n_problems, size, torch.device("cpu"), torch.float64)
+    for step in range(probe_engine.HISTORY + 3):  # past one turn of the ring
+        value = torch.full((n_problems, size), float(step + 1))
+        history.add(value, value)  # curvature > 0: every pair accepted
+    into = probe_engine._History.collecting(n_problems, size, torch.device("cpu"), torch.float64)
+    mask = torch.tensor([False, True, False, True])
+    history.hand_over(into, np.array([0, 2]), mask)
+    steps = into.s[:, [0, 2], 0]  # step numbers, oldest slot first
+    expected = torch.arange(4, probe_engine.HISTORY + 4, dtype=torch.float64)
+    np.testing.assert_array_equal(steps[:, 0].numpy(), expected.numpy())
+    np.testing.assert_array_equal(steps[:, 1].numpy(), expected.numpy())
+    assert torch.all(into.rho[:, [1, 3]] == 0)  # problems not handed over stay out of the recursion
+    assert into.order()[0] == probe_engine.HISTORY - 1

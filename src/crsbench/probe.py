@@ -31,8 +31,8 @@ FLOAT32_GRADIENT_FLOOR = 1e-7
 # Part of the probe fingerprint, so record keys change with the solver: the batched float32 engine's
 # probabilities differ slightly from those of the former float64 scikit-learn probe, and from version to
 # version (3: the feature basis, not the row span, from three quarters of d training rows up; 4: softmax
-# weights in k - 1 sum-zero coordinates, which round differently).
-SOLVER = "batched-lbfgs-4"
+# weights in k - 1 sum-zero coordinates, which round differently; 5: the bfloat16 warm-up where it is native).
+SOLVER = "batched-lbfgs-5"
 
 
 @dataclass(frozen=True)
