@@ -12,7 +12,7 @@ the clean test set, and at full labels on 1 clean + 60 perturbed conditions.
     the speed-up, each side the fastest of --repeats runs.
 The published probe phase (15 encoders x 3 tasks x 5 seeds x 6 fractions) is extrapolated from the
 engine's grid time. Embeddings are memory-mapped from disk, as the cache serves them.
-Run: python benchmarks/probe_speed.py [--quick] [--threads N] [--device cpu|cuda] [--repeats R]
+Run: python benchmarks/probe_speed.py [--quick] [--threads N] [--device cpu|cuda] [--repeats R] [--float32-only]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from crsbench import metrics
+from crsbench import metrics, probe_engine
 from crsbench.probe import DEFAULT_C_GRID, ProbeConfig, fit_probe
 from crsbench.subsets import fraction_subset
 
@@ -127,7 +127,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for both solvers")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats of each same-fit comparison (the fastest counts)")
+    parser.add_argument("--float32-only", action="store_true", help="no bfloat16 warm-up, as on hardware without native bfloat16")
     args = parser.parse_args()
+    if args.float32_only:
+        probe_engine.bfloat16_is_native = lambda device: False
     torch.set_num_threads(args.threads)
     n_train, n_eval = (5_000, 1_000) if args.quick else (20_000, 2_000)
     seeds = SEEDS[:1] if args.quick else SEEDS
@@ -135,7 +138,8 @@ def main() -> None:
     config = ProbeConfig(DEFAULT_C_GRID)
     rng = np.random.default_rng(0)
     folder = Path(tempfile.mkdtemp(prefix="probe_speed_"))
-    print(f"device {args.device}, {args.threads} thread(s), n_train {n_train}, seeds on the grid {len(seeds)}")
+    warm_up = "off" if args.float32_only or not probe_engine.bfloat16_is_native(args.device) else "on"
+    print(f"device {args.device}, {args.threads} thread(s), n_train {n_train}, seeds on the grid {len(seeds)}, bfloat16 warm-up {warm_up}")
 
     with threadpool_limits(args.threads):
         peak_gflops = gemm_gflops(n_train, 1024, args.device)
