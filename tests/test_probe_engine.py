@@ -226,7 +226,7 @@ def test_warm_up_that_cannot_reach_its_tolerance_stops_by_the_stall_guard(monkey
     w = torch.zeros(len(batch.l2), batch.n_outputs - 1, features.dim)
     b = probe_engine._initial_intercepts(batch, descent.targets, descent.weights)
     iterations = np.zeros(len(batch.l2), dtype=np.int64)
-    w, b, _, history = descent.run(features.rows.to(torch.bfloat16), w, b, iterations, 0.0, 1000, rounding=2.0**-7)
+    w, b, _, history = descent.run(features.rows.to(torch.bfloat16), w, b, iterations, 0.0, 1000, rounding=2.0**-7, collect_history=True)
     assert np.all(iterations >= probe_engine.WARM_UP_STALL) and np.all(iterations < 200)
     warm = iterations.copy()
     w, b, grad_norm, _ = descent.run(features.rows, w, b, iterations, 1e-6, 1000, history)

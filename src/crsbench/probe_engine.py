@@ -41,6 +41,9 @@ RELOGIT_EVERY = 10  # logits are updated along each step; recomputing them bound
 # The row-span basis costs a float64 n x n eigendecomposition, the feature basis a float32 d x d one (about half
 # the time at the same size) plus the n x d x d moments; measured, the span pays below about three quarters of d.
 SPAN_BELOW = 0.75
+# Below this many rows per feature the rows are rotated once into the preconditioner's eigenbasis (2 n d^2 flops)
+# instead of every gradient and direction (4 d^2 per problem-iteration); measured about a tenth faster at 1,000
+# rows of d = 768-1,024.
 ROTATE_BELOW = 1.5
 # The warm-up descent (bfloat16 rows, see `warm_up_rows`) runs from this many rows (below, products are a small
 # part of a fit and the rounding floor is high; measured slower at 500-2,500 rows). It stops at the tolerance,
@@ -301,13 +304,13 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
     device = torch.device(device or default_device())
     features = _Features(z, device, dtype)
     descent = _Descent(features, batch, device, dtype)
-    n_problems, k = len(batch.l2), batch.n_outputs
+    n_problems = len(batch.l2)
     w = torch.zeros(n_problems, descent.classes.fitted, features.dim, device=device, dtype=dtype)
     b = _initial_intercepts(batch, descent.targets, descent.weights)
     iterations = np.zeros(n_problems, dtype=np.int64)
     fast_rows = warm_up_rows(features.rows, dtype)
     if fast_rows is not None:
-        w, b, _, history = descent.run(fast_rows, w, b, iterations, tol, max_iter, rounding=torch.finfo(torch.bfloat16).eps)
+        w, b, _, history = descent.run(fast_rows, w, b, iterations, tol, max_iter, rounding=torch.finfo(torch.bfloat16).eps, collect_history=True)
     else:
         history = None
     w, b, grad_norm, _ = descent.run(features.rows, w, b, iterations, tol, max_iter, history)
@@ -356,12 +359,13 @@ class _Descent:
         self.l2 = torch.as_tensor(batch.l2, device=device, dtype=dtype)
         self.flops = 0.0
 
-    def run(self, rows, w, b, iterations, tol, max_iter, history=None, rounding=None):
+    def run(self, rows, w, b, iterations, tol, max_iter, history=None, rounding=None, collect_history=False):
         """Descend from (w, b) until max |grad| <= tol or max_iter iterations in all (`iterations` is
         updated in place), from a previous descent's secant pairs when given. Returns the weights,
-        intercepts, the last gradient norms seen and the secant pairs. With `rounding` (the rows'
-        relative precision, for a warm-up), a problem also stops at the gradient that rounding cannot
-        resolve, or once its gradient has not shrunk for WARM_UP_STALL iterations."""
+        intercepts, the last gradient norms seen and, with `collect_history`, the secant pairs (else
+        None). With `rounding` (the rows' relative precision, for a warm-up), a problem also stops at the
+        gradient that rounding cannot resolve, or once its gradient has not shrunk for WARM_UP_STALL
+        iterations."""
         features, classes, device, k = self.features, self.classes, self.device, self.k
         proba_of, scale_of, eigvals = self.proba_of, self.scale_of, features.eigvals
         targets, weights, l2 = self.targets, self.weights, self.l2
@@ -380,9 +384,12 @@ class _Descent:
         active = np.arange(n_problems)
         if history is None:
             history = _History(n_problems, m * r + k, device, dtype)
-        out_history = _History.collecting(n_problems, m * r + k, device, dtype)
-        logits = logits_along(w, n_problems) + b[:, :, None]
-        self.flops += 2.0 * n * r * n_problems * m
+        out_history = _History.collecting(n_problems, m * r + k, device, dtype) if collect_history else None
+        if bool(w.any()):
+            logits = logits_along(w, n_problems) + b[:, :, None]
+            self.flops += 2.0 * n * r * n_problems * m
+        else:  # from zero weights the logits are the intercepts: no product
+            logits = b[:, :, None].expand(n_problems, k, n).contiguous()
         proba = proba_of(logits)
         previous_gradient = step_v = None
         step = 0
@@ -415,7 +422,8 @@ class _Descent:
             if done.any():
                 finished, keep = torch.as_tensor(done, device=device), torch.as_tensor(~done, device=device)
                 out_w[active[done]], out_b[active[done]] = w[finished], b[finished]
-                history.hand_over(out_history, active[done], finished)
+                if out_history is not None:
+                    history.hand_over(out_history, active[done], finished)
                 active = active[~done]
                 if not len(active):
                     return out_w, out_b, grad_norm, out_history
