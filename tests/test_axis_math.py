@@ -9,6 +9,7 @@ from crsbench.axis_math import (
     not_assessable,
     prior_brier_multi_label,
     prior_brier_single_label,
+    retention,
     robustness,
     smallest_sufficient_fraction,
 )
@@ -17,45 +18,51 @@ FRACTIONS = [0.01, 0.1, 1.0]
 
 
 def test_label_efficiency_by_hand():
-    # lifts 0.1, 0.2, 0.2 over log10 f = -2, -1, 0: area 0.15 + 0.2 = 0.35, width 2, / 0.2 -> 0.875
-    assert label_efficiency([0.6, 0.7, 0.7], FRACTIONS, 0.05) == pytest.approx(0.875)
+    # AUROC 0.6, 0.7, 0.7 over log10 f = -2, -1, 0: trapezoids 0.65 + 0.7 = 1.35, / width 2 -> 0.675
+    assert label_efficiency([0.6, 0.7, 0.7], FRACTIONS) == pytest.approx(0.675)
 
 
-def test_a_flat_curve_at_chance_scores_zero_not_one():
-    assert label_efficiency([0.5, 0.5, 0.5], FRACTIONS, 0.05) == 0.0
-    assert robustness([0.5, 0.5], 0.5, 0.05) == 0.0
+def test_a_flat_curve_at_chance_sits_at_the_anchor_not_at_the_top():
+    assert label_efficiency([0.5, 0.5, 0.5], FRACTIONS) == 0.5
+    assert robustness([0.5, 0.5]) == 0.5
     assert not_assessable(0.5, 0.05) and not not_assessable(0.56, 0.05)
 
 
-def test_label_efficiency_is_clipped_to_one_and_not_assessable_is_zero():
-    assert label_efficiency([0.9, 0.9, 0.8], FRACTIONS, 0.05) == 1.0
-    # below delta the ratio would be large; it is zeroed instead
-    assert label_efficiency([0.54, 0.54, 0.53], FRACTIONS, 0.05) == 0.0
+def test_label_efficiency_and_robustness_are_linear_in_the_aurocs_with_no_clipping():
+    """No clip and no ratio: a curve above its full-label value counts as it is, one below chance too,
+    and the axes are continuous everywhere (the previous ratio switched at AUROC 0.5 + delta)."""
+    assert label_efficiency([0.9, 0.9, 0.8], FRACTIONS) == pytest.approx((0.9 + 0.85) / 2)
+    assert label_efficiency([0.45, 0.5, 0.55], FRACTIONS) == pytest.approx(0.5)
+    rng = np.random.default_rng(1)
+    a, b = rng.uniform(0.4, 1.0, (2, 50, 3))
+    np.testing.assert_allclose(label_efficiency(0.3 * a + 0.7 * b, FRACTIONS),
+                               0.3 * label_efficiency(a, FRACTIONS) + 0.7 * label_efficiency(b, FRACTIONS))
 
 
 def test_robustness_by_hand_with_shift_half_and_half():
-    # retention 0.5 and 1.0 -> 0.75 on perturbations; shift 0.65 -> 0.75; mean 0.75
-    assert robustness([0.6, 0.7], 0.7, 0.05, auroc_shift=0.65) == pytest.approx(0.75)
-    assert robustness([0.6, 0.7], 0.7, 0.05, auroc_shift=0.5) == pytest.approx(0.375)
-    # better than clean is clipped at 1; below chance at 0
-    assert robustness([0.9, 0.3], 0.7, 0.05) == pytest.approx(0.5)
-    # no perturbations: the shift alone
-    assert robustness(np.empty(0), 0.7, 0.05, auroc_shift=0.6) == pytest.approx(0.5)
+    assert robustness([0.6, 0.7], auroc_shift=0.65) == pytest.approx(0.65)
+    assert robustness([0.6, 0.7], auroc_shift=0.5) == pytest.approx(0.575)
+    assert robustness(np.empty(0), auroc_shift=0.6) == pytest.approx(0.6)  # no perturbations: the shift alone
+    with pytest.raises(ValueError, match="perturbed AUROCs"):
+        robustness(np.empty(0))
+
+
+def test_retention_is_the_share_above_chance_kept():
+    assert retention(0.6, 0.7, 0.05) == pytest.approx(0.5)
+    assert retention(0.9, 0.7, 0.05) == 1.0 and retention(0.3, 0.7, 0.05) == 0.0
 
 
 def test_broadcasting_over_leading_dims_matches_one_by_one():
     rng = np.random.default_rng(0)
     curves = rng.uniform(0.4, 0.95, size=(7, 5, 3))
-    clean = rng.uniform(0.45, 0.95, size=(7, 5))
     pert = rng.uniform(0.4, 0.95, size=(7, 5, 4))
     shift = rng.uniform(0.4, 0.95, size=(7, 5))
-    le = label_efficiency(curves, FRACTIONS, 0.05)
-    rb = robustness(pert, clean, 0.05, shift)
+    le = label_efficiency(curves, FRACTIONS)
+    rb = robustness(pert, shift)
     for i in range(7):
         for j in range(5):
-            assert le[i, j] == label_efficiency(curves[i, j], FRACTIONS, 0.05)
-            assert rb[i, j] == robustness(pert[i, j], clean[i, j], 0.05, shift[i, j])
-    assert ((le >= 0) & (le <= 1)).all() and ((rb >= 0) & (rb <= 1)).all()
+            assert le[i, j] == label_efficiency(curves[i, j], FRACTIONS)
+            assert rb[i, j] == robustness(pert[i, j], shift[i, j])
 
 
 def test_smallest_sufficient_fraction():

@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.axes import CALIBRATION_DEBIASED, CALIBRATION_RAW, compute_axes, debiased_calibration_errors
+from crsbench.axes import compute_axes, debiased_calibration_errors
 from crsbench.bootstrap import case_bootstrap
 from crsbench.crs import CRSConfig
-from crsbench.simulation import Design, EncoderTruth, population_axes, population_crs, simulate
+from crsbench.simulation import Design, EncoderTruth, population_axes, population_calibration_errors, population_crs, simulate
 
 ENCODERS = (
     EncoderTruth("a", separation=1.20, slope=1.00, hunger=0.25, fragility=0.15),  # the reference
@@ -45,7 +45,7 @@ DRAWS = 300
 @pytest.mark.slow
 def test_intervals_cover_the_population_crs_and_the_tier_holds_the_true_best():
     config = CRSConfig(n_boot=DRAWS, n_weight_draws=0)  # the default weights: calibration included
-    truth = population_crs(DESIGN, "a", config, CALIBRATION_DEBIASED)
+    truth = population_crs(DESIGN, "a", config)
     best = truth.idxmax()
     rng = np.random.default_rng(2024)
     covered, holds_best, sizes = [], [], []
@@ -55,7 +55,6 @@ def test_intervals_cover_the_population_crs_and_the_tier_holds_the_true_best():
         records, stored = simulate(DESIGN, rng)
         # same grid every time; the bootstrap recomputes every value, draw 0 included
         axis_scores = axis_scores or compute_axes(records, delta=config.delta, predictions=stored)
-        assert axis_scores.calibration_estimator == CALIBRATION_DEBIASED
         boot = case_bootstrap(records, stored, axis_scores, "a", config.model_copy(update={"seed": repetition}))
         intervals = boot.overall.intervals
         covered.append([intervals.loc[e, "ci_low"] <= truth[e] <= intervals.loc[e, "ci_high"] for e in "bcd"])
@@ -78,24 +77,29 @@ def _calibration_estimates(repetitions: int):
     """Raw ECE and the debiased error of each encoder's clean vector on `repetitions` test sets."""
     design = Design(ENCODERS, n_cases=732, seeds=(0,), fractions=(1.0,), perturbations=())
     rng = np.random.default_rng(0)
-    raw, debiased = [], []
+    raw, debiased, skill = [], [], []
     for _ in range(repetitions):
         records, stored = simulate(design, rng)
         raw.append(records.set_index("encoder")["ece"])
         errors = debiased_calibration_errors(records, stored)
         debiased.append(records.set_index("encoder")["record_key"].map(errors))
-    return pd.DataFrame(raw), pd.DataFrame(debiased)
+        skill.append(compute_axes(records).table["calibration"])
+    return pd.DataFrame(raw), pd.DataFrame(debiased), pd.DataFrame(skill)
 
 
 @pytest.mark.slow
-def test_raw_ece_is_biased_by_more_than_its_scale_and_the_debiased_error_is_not():
-    """Why the axis reads the debiased error: on 732 cases (40 test sets) raw ECE sits above the
-    population ECE by more than the scale m = 0.02 for the perfectly calibrated encoder; the debiased
-    error's bias against the population RMS error is below m/2 for the miscalibrated encoders and
-    below m for the calibrated one, where the floor at 0 leaves it slightly high (measured +0.015)."""
-    raw, debiased = _calibration_estimates(40)
-    ece = 1.0 - population_axes(DESIGN, 0.05, CALIBRATION_RAW)["calibration"]
-    rms = 1.0 - population_axes(DESIGN, 0.05, CALIBRATION_DEBIASED)["calibration"]
+def test_the_brier_skill_axis_is_unbiased_where_binned_calibration_errors_are_not():
+    """Why the calibration axis is the Brier skill: on 732 cases (40 test sets) raw ECE sits above the
+    population ECE by more than 0.02 for the perfectly calibrated encoder, and the debiased error,
+    floored at 0, stays high there (measured +0.015) while the Brier skill, a mean of per-case losses,
+    is within 0.01 of its population value for every encoder (its standard deviation over test sets
+    is about 0.03, so the mean of 40 has a standard error of about 0.005)."""
+    raw, debiased, skill = _calibration_estimates(40)
+    population = population_calibration_errors(DESIGN)
+    ece, rms = population["ece"], population["rms"]
+    skill_bias = skill.mean() - population_axes(DESIGN)["calibration"]
+    print(f"\nBrier skill bias {skill_bias.round(4).to_dict()}, sd over test sets {skill.std().round(4).to_dict()}")
+    assert (skill_bias.abs() < 0.01).all()
     assert ece["a"] == pytest.approx(0.0, abs=1e-6) and rms["a"] == pytest.approx(0.0, abs=1e-6)
     raw_bias, debiased_bias = raw.mean() - ece, debiased.mean() - rms
     assert raw.min()["a"] > 0.01 and raw_bias["a"] > 0.02

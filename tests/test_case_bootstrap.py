@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.axes import CALIBRATION_DEBIASED, CALIBRATION_ESTIMATORS, CALIBRATION_RAW, compute_axes
+from crsbench.axes import AXES, CALIBRATION_NOTE, compute_axes
 from crsbench.bootstrap import CASE_LABEL, case_bootstrap, leading_tier
 from crsbench.crs import CRSConfig
 from crsbench.scoring import score_records
@@ -34,33 +34,26 @@ def test_draw_zero_is_the_point_estimate_of_the_records(cohort):
     assert np.isnan(boot.overall.intervals.loc["a", "ci_low"])
 
 
-def test_with_predictions_the_calibration_axis_is_the_debiased_error_in_the_point_and_every_draw(cohort):
-    records, stored, raw_axes = cohort
+def test_the_calibration_axis_is_one_estimator_with_or_without_predictions(cohort):
+    """The Brier skill reads the records' Brier alone: stored predictions change no axis value (they
+    add the debiased calibration error beside it), and every draw at unit weights gives it back."""
+    records, stored, plain = cohort
     axis_scores = compute_axes(records, predictions=stored)
-    assert axis_scores.calibration_estimator == CALIBRATION_DEBIASED
-    assert raw_axes.calibration_estimator == CALIBRATION_RAW
-    assert CALIBRATION_ESTIMATORS[CALIBRATION_DEBIASED] in axis_scores.notes
-    # the debiased error is below the raw ECE on average (it removes the upward bias)
-    assert (axis_scores.table["calibration"] > raw_axes.table["calibration"]).mean() > 0.5
+    pd.testing.assert_frame_equal(axis_scores.table[list(AXES)], plain.table[list(AXES)])
+    assert CALIBRATION_NOTE in axis_scores.notes and CALIBRATION_NOTE in plain.notes
+    assert axis_scores.per_task["calibration_error"].notna().all() and plain.per_task["calibration_error"].isna().all()
     boot = case_bootstrap(records, stored, axis_scores, "a", CRSConfig(n_boot=20))
     overall = boot.axis_intervals.query("scope == 'overall' and axis == 'calibration'").set_index("encoder")["value"]
     pd.testing.assert_series_equal(overall.loc[list(axis_scores.encoders)], axis_scores.table["calibration"],
-                                   check_names=False, atol=1e-12)
+                                   check_names=False, atol=1e-9)
 
 
-def test_scoring_says_where_the_calibration_axis_comes_from(cohort):
+def test_scoring_names_the_calibration_axis(cohort):
     records, stored, _ = cohort
     config = CRSConfig(n_boot=0, n_weight_draws=0)
-    with_predictions = score_records(records, "a", config, predictions=stored)
-    assert with_predictions.settings["calibration_estimator"] == CALIBRATION_DEBIASED
-    assert CALIBRATION_ESTIMATORS[CALIBRATION_DEBIASED] in with_predictions.notes
-    without = score_records(records, "a", config)
-    assert without.settings["calibration_estimator"] == CALIBRATION_RAW
-    assert any("raw ECE" in note and "biased upwards" in note for note in without.notes)
-    index = stored.index
-    full_clean = index[(index["condition"] == "clean") & (index["fraction"] == 1.0)]
-    partial = type(stored).in_memory(index.drop(full_clean.index[:1]), stored._case_cache, stored._memory)
-    assert score_records(records, "a", config, predictions=partial).settings["calibration_estimator"] == CALIBRATION_RAW
+    for report in (score_records(records, "a", config, predictions=stored), score_records(records, "a", config)):
+        assert report.settings["calibration_axis"] == "brier_skill"
+        assert CALIBRATION_NOTE in report.notes
 
 
 def test_draws_are_reproducible_and_move_with_the_cases(cohort):

@@ -61,6 +61,11 @@ def record(encoder, task, seed, fraction, kind="clean", condition="clean", sever
         "brier": extra.pop("brier", 0.2),
         "nll": extra.pop("nll", 0.5),
         "n_eval": 200,
+        # training prevalence 0.3, test prevalence 0.3: the prior predictor's Brier is 0.21
+        "n_train": 1000,
+        "positives_train": json.dumps([700, 300]),
+        "positives_eval": json.dumps([140, 60]),
+        "schema_version": RECORD_SCHEMA_VERSION,
         **extra,
     }
 
@@ -93,7 +98,8 @@ def make_records(
                 for fraction in fractions:
                     noise = 0.0 if fraction == 1.0 else rng.normal(0, 0.006)
                     auroc = clean - hunger * -np.log10(fraction) + noise
-                    rows.append(record(encoder, task, seed, fraction, auroc=auroc, ece=ece + 0.01 * (1 - fraction)))
+                    rows.append(record(encoder, task, seed, fraction, auroc=auroc, ece=ece + 0.01 * (1 - fraction),
+                                       brier=0.2 - 0.2 * (clean - 0.75) + ece))
                 for p, perturbation in enumerate(perturbations):
                     for severity in severities:
                         auroc = clean - fragility * severity * (1 + 0.3 * p)
@@ -130,10 +136,10 @@ def report(records) -> ScoreReport:
 # --------------------------------------------------------------------------- axes: hand-worked values
 
 
-def test_label_efficiency_is_the_chance_corrected_trapezoid_area_over_log_fraction():
-    # lifts 0.1, 0.2, 0.3 at log10 f = -2, -1, 0: area 0.15 + 0.25 = 0.4; / width 2 / lift(1.0) 0.3 = 2/3
+def test_label_efficiency_is_the_auroc_averaged_over_log_fraction():
+    # AUROC 0.6, 0.7, 0.8 at log10 f = -2, -1, 0: trapezoids 0.65 + 0.75 = 1.4, / width 2 = 0.7
     values = per_seed_axes(one_task_records({0.01: 0.6, 0.1: 0.7, 1.0: 0.8}))
-    assert values["label_efficiency"].tolist() == pytest.approx([2 / 3, 2 / 3])
+    assert values["label_efficiency"].tolist() == pytest.approx([0.7, 0.7])
     # the sample-size answer: AUROC(f) >= 0.8 - 0.02 first at f = 1.0 here
     assert values["sufficient_fraction"].tolist() == [1.0, 1.0]
 
@@ -145,36 +151,40 @@ def test_brier_skill_uses_the_training_prevalence_as_the_prior():
     data["schema_version"] = RECORD_SCHEMA_VERSION  # today's binary Brier: the positive column's
     values = per_seed_axes(data)
     # prior Brier 0.7 * 0.3^2 + 0.3 * 0.7^2 = 0.21 (axis_math.prior_brier_single_label); the records' Brier is 0.2
-    assert values["brier_skill"].tolist() == pytest.approx([1 - 0.2 / 0.21] * 2)
+    assert values["calibration"].tolist() == pytest.approx([1 - 0.2 / 0.21] * 2)
 
 
 def test_discrimination_and_calibration_read_the_clean_full_fraction_record():
     values = per_seed_axes(one_task_records({0.1: 0.7, 1.0: 0.8}, ece=0.07))
     assert values["discrimination"].tolist() == pytest.approx([0.8, 0.8])
-    assert values["calibration"].tolist() == pytest.approx([0.93, 0.93])
+    assert values["calibration"].tolist() == pytest.approx([1 - 0.2 / 0.21] * 2)  # the Brier skill
+    assert values["ece"].tolist() == pytest.approx([0.07, 0.07])  # shown beside it
     assert values["brier"].tolist() == pytest.approx([0.2, 0.2])
 
 
-def test_robustness_averages_perturbation_retention_with_shift_retention():
-    # above chance: perturbed 0.22/0.3 and 0.14/0.3 -> 0.6; shift 0.1/0.3; mean (0.6 + 1/3) / 2
+def test_robustness_averages_the_perturbed_auroc_with_the_shift_auroc():
+    # perturbed 0.72 and 0.64 -> 0.68; shift 0.6; half and half 0.64. Retentions shown beside it:
+    # above chance 0.22/0.3 and 0.14/0.3 -> 0.6; shift 0.1/0.3
     data = one_task_records({1.0: 0.8}, perturbed=[("noise", 1, 0.72), ("noise", 2, 0.64)], shift=0.6)
     values = per_seed_axes(data)
+    assert values["robustness"].tolist() == pytest.approx([0.64, 0.64])
+    assert values["perturbed_auroc"].tolist() == pytest.approx([0.68, 0.68])
     assert values["perturbation_retention"].tolist() == pytest.approx([0.6, 0.6])
     assert values["shift_retention"].tolist() == pytest.approx([1 / 3, 1 / 3])
-    assert values["robustness"].tolist() == pytest.approx([(0.6 + 1 / 3) / 2] * 2)
-    assert values["perturbed_auroc"].tolist() == pytest.approx([0.68, 0.68])
 
 
-def test_an_encoder_at_chance_is_not_assessable_and_scores_zero_on_the_ratio_axes():
+def test_an_encoder_at_chance_is_flagged_and_sits_at_the_anchor_of_the_auroc_axes():
+    """No ratio to its own AUROC: a flat curve at chance is worth chance, not "all its signal kept"."""
     data = one_task_records({0.01: 0.5, 0.1: 0.5, 1.0: 0.51}, perturbed=[("noise", 1, 0.55)], shift=0.52)
     values = per_seed_axes(data)
     assert values["not_assessable"].all()
-    assert (values["label_efficiency"] == 0).all() and (values["robustness"] == 0).all()
+    assert values["label_efficiency"].tolist() == pytest.approx([0.5025] * 2)
+    assert values["robustness"].tolist() == pytest.approx([0.535] * 2)
 
 
-def test_robustness_without_shift_records_is_the_perturbation_retention():
+def test_robustness_without_shift_records_is_the_perturbed_auroc():
     values = per_seed_axes(one_task_records({1.0: 0.8}, perturbed=[("blur", 3, 0.74)]))
-    assert values["robustness"].tolist() == pytest.approx([0.8, 0.8])
+    assert values["robustness"].tolist() == pytest.approx([0.74, 0.74])
 
 
 def test_axes_are_seed_means_then_task_means():
@@ -201,7 +211,7 @@ def test_an_incomplete_condition_grid_uses_the_common_part_and_says_so():
     data = one_task_records({1.0: 0.8}, perturbed=[("noise", 1, 0.74), ("blur", 1, 0.4)])
     data = data[~((data["encoder"] == "b") & (data["condition"] == "blur"))]
     axes = compute_axes(data)
-    assert axes.table["robustness"].tolist() == pytest.approx([0.8, 0.8])
+    assert axes.table["robustness"].tolist() == pytest.approx([0.74, 0.74])
     assert any("common to every encoder and seed" in note for note in axes.notes)
 
 
@@ -347,14 +357,16 @@ def test_scores_table_has_every_column_and_is_sorted_by_crs(report):
     assert report.scores["crs_rank"].is_monotonic_increasing
     assert report.axes_used == AXES and report.axes_missing == {}
     assert report.reference == "resnet50"
-    assert report.scores.loc["resnet50", "balance"] == 0 and report.scores.loc["resnet50", "worst_axis"] == 0
+    assert report.scores.loc["resnet50", "crs"] == 0
+    skill = report.scores["skill"]
+    assert (report.scores["crs"] == skill - skill["resnet50"]).all()
     assert set(report.leading_tier) <= set(report.scores.index)
     assert report.scores.loc[report.scores.index[0], "in_leading_tier"]
     others = report.scores.drop(index="resnet50")
     assert (others["ci_low"] <= others["ci_high"]).all()
     assert report.scores.loc["resnet50", "is_reference"] and report.scores["is_reference"].sum() == 1
     assert "reference" in _render(report)
-    assert "L=0.5 m=0.02" in _render(report)  # the constants are printed with the scores
+    assert "AUROC (0.5 + 0.5 u, w=0.25)" in _render(report)  # the constants are printed with the scores
 
 
 def test_per_task_scores_come_with_their_own_crs_interval_and_tier(report):
@@ -410,7 +422,9 @@ def test_same_seed_same_report_and_reference_changes_scores(records):
     again = score_records(records, "resnet50", CRSConfig(n_boot=200, seed=5, n_weight_draws=20))
     pd.testing.assert_frame_equal(first.scores, again.scores)
     other = score_records(records, "dinov2", CRSConfig(n_boot=200, seed=5, n_weight_draws=20))
-    assert other.scores.loc["dinov2", "balance"] == 0
+    assert other.scores.loc["dinov2", "crs"] == 0
+    assert list(other.scores.index) == list(first.scores.index)  # the order is the reference's to display, not to set
+    pd.testing.assert_series_equal(other.scores["skill"], first.scores["skill"])
 
 
 def test_skipping_the_bootstrap_leaves_intervals_and_tier_unknown(records):

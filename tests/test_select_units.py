@@ -343,38 +343,38 @@ class _Scored:
     def __init__(self, scores, tier, table, reference):
         self.scores, self.leading_tier, self.leading_tier_table, self.reference = scores, tier, table, reference
         self.axes_used = ("discrimination", "calibration", "label_efficiency", "robustness")
-        self.settings = {"anchors": {"discrimination": 0.5, "calibration": 0.8, "label_efficiency": 0.0,
-                                     "robustness": 0.0},
-                         "scales": {"discrimination": 0.02, "calibration": 0.02, "label_efficiency": 0.05,
-                                    "robustness": 0.05}}
+        self.settings = {"anchors": {"discrimination": 0.5, "calibration": 0.0, "label_efficiency": 0.5,
+                                     "robustness": 0.5},
+                         "scales": {"discrimination": 0.5, "calibration": 1.0, "label_efficiency": 0.5,
+                                    "robustness": 0.5}}
 
 
-def _scores(rows):
+def _scores(rows, ece=None):
     frame = pd.DataFrame(rows, columns=["encoder", "discrimination", "calibration", "label_efficiency", "robustness",
                                         "crs", "ci_low", "ci_high"]).set_index("encoder")
+    if ece is not None:
+        frame["ece"] = pd.Series(ece)
     return frame.sort_values("crs", ascending=False)
 
 
 def test_a_lone_leader_is_recommended_with_the_trade_off_of_a_higher_auroc_rival():
-    scores = _scores([("X", 0.85, 0.96, 0.80, 0.85, 1.2, 0.5, 1.9), ("Y", 0.86, 0.92, 0.80, 0.84, 0.0, math.nan,
-                                                                   math.nan)])
+    scores = _scores([("X", 0.85, 0.46, 0.80, 0.85, 1.2, 0.5, 1.9), ("Y", 0.86, 0.32, 0.80, 0.84, 0.0, math.nan,
+                                                                   math.nan)], ece={"X": 0.04, "Y": 0.08})
     table = pd.DataFrame({"diff": [0.0, 1.2], "se": [0.0, 0.2], "diff_low": [0.0, 0.7]}, index=["X", "Y"])
     text = " ".join(advice.recommendation(_Scored(scores, ("X",), table, "Y"), advice.Evidence(200, 3)))
     assert "Recommendation: X, alone in the leading tier" in text
     assert "best worst axis" in text
-    assert "Y has 0.010 higher AUROC but twice the calibration error (0.080 vs 0.040)" in text
+    assert "Y has 0.010 higher AUROC but a lower Brier skill (0.320 vs 0.460; ECE 0.080 vs 0.040)" in text
     assert "cannot separate" not in text
 
 
-def test_a_calibration_error_of_zero_is_called_the_estimate_floor_not_perfect():
-    scores = _scores([("X", 0.99, 1.0, 0.95, 0.95, 2.0, 1.0, 3.0), ("Y", 0.80, 0.90, 0.70, 0.40, 0.0, math.nan,
-                                                                   math.nan)])
+def test_the_calibration_axis_is_named_as_the_brier_skill_with_the_ece_beside_it():
+    scores = _scores([("X", 0.99, 0.9, 0.95, 0.95, 2.0, 1.0, 3.0), ("Y", 0.80, 0.30, 0.70, 0.40, 0.0, math.nan,
+                                                                   math.nan)], ece={"X": 0.098, "Y": 0.091})
     table = pd.DataFrame({"diff": [0.0, 2.0], "se": [0.0, 0.3], "diff_low": [0.0, 1.4]}, index=["X", "Y"])
     text = " ".join(advice.recommendation(_Scored(scores, ("X",), table, "Y"), advice.Evidence(180, 3)))
-    assert "calibration error 0.000, the debiased estimate at its floor on 180 test images" in text
-    scores.loc["X", "calibration"] = 0.99
-    text = " ".join(advice.recommendation(_Scored(scores, ("X",), table, "Y"), advice.Evidence(180, 3)))
-    assert "calibration error 0.010" in text and "floor" not in text
+    assert "Brier skill 0.900 (ECE 0.098)" in text
+    assert "calibration error" not in text and "1 - ECE" not in text
 
 
 def test_when_the_tier_holds_everyone_it_says_what_would_separate_them():

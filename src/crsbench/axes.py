@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench import axis_math, metrics
-from crsbench.crs import DEFAULT_DELTA, DEFAULT_SCALES
+from crsbench.crs import DEFAULT_DELTA, DEFAULT_MARGIN
 from crsbench.records import AGGREGATE_KEY, EVALUATION_KEY, METRIC_FIELDS, REQUIRED_COLUMNS, normalise_keys  # noqa: F401 (re-exported)
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
@@ -25,26 +25,24 @@ RECORD_KEY: tuple[str, ...] = EVALUATION_KEY
 
 MISSING_REASONS: dict[str, str] = {
     "discrimination": "no clean records at fraction 1.0",
-    "calibration": "no clean records at fraction 1.0 with a finite ECE",
+    "calibration": "no clean records at fraction 1.0 with a Brier score and training class counts",
     "label_efficiency": "no clean records below fraction 1.0",
     "robustness": "no perturbation or shift records",
 }
 
-# Where the calibration axis reads its error from (AxisScores.calibration_estimator), with the line
-# every output prints. Binned ECE is biased upwards by about 0.03 on ~700 cases, more than the axis
-# scale m = 0.02, so the axis prefers the debiased error when the per-case predictions are stored;
-# the records' `ece` column stays the standard ECE, comparable with the literature.
-CALIBRATION_DEBIASED = "debiased"
-CALIBRATION_RAW = "raw_ece"
-CALIBRATION_ESTIMATORS: dict[str, str] = {
-    CALIBRATION_DEBIASED: "calibration axis: 1 - debiased calibration error (binned RMS, Kumar et al. 2019) "
-                          "from per-case predictions",
-    CALIBRATION_RAW: "calibration axis: 1 - raw ECE (no per-case predictions): biased upwards on small test sets",
-}
+# The calibration axis is the Brier skill against the training prior, from the records' Brier score
+# alone: one estimator for every record, with or without stored predictions, so estimators never
+# mix. A proper score credits calibration together with discrimination, has no floor at which
+# "smaller than this test set can measure" reads as perfect, and puts the prior predictor (perfectly
+# calibrated, no information) at 0 (docs/crs.md, "Calibration").
+CALIBRATION_AXIS = "brier_skill"
+CALIBRATION_NOTE = ("calibration axis: Brier skill against the training prior (1 - Brier / Brier of predicting "
+                    "the training prevalence; 0 = the prior predictor, 1 = perfect); ECE and the debiased "
+                    "calibration error are shown beside it")
 
 # axis -> the per-task values shown beside it
 BESIDE: dict[str, tuple[str, ...]] = {
-    "calibration": ("brier", "brier_skill"),
+    "calibration": ("ece", "calibration_error", "brier"),
     "label_efficiency": ("sufficient_fraction",),
     "robustness": ("perturbed_auroc",),
 }
@@ -72,7 +70,6 @@ class AxisScores:
     notes: tuple[str, ...] = ()
     coverage: dict[str, int] = field(default_factory=dict)  # tasks that count towards each axis
     delta: float = DEFAULT_DELTA
-    calibration_estimator: str = CALIBRATION_RAW  # a key of CALIBRATION_ESTIMATORS
 
     def partial_axes(self) -> dict[str, int]:
         """Axes that cover fewer tasks than the most-covered axis: flagged wherever they are shown."""
@@ -120,8 +117,8 @@ def _common_values(frame: pd.DataFrame, columns: list[str], units: pd.DataFrame)
     return common
 
 
-def _label_efficiency(rec: pd.DataFrame, notes: list[str], delta: float, margin: float) -> pd.DataFrame:
-    """Chance-corrected label efficiency and the sample-size answer, per (encoder, task, seed).
+def _label_efficiency(rec: pd.DataFrame, notes: list[str], margin: float) -> pd.DataFrame:
+    """Label efficiency and the sample-size answer, per (encoder, task, seed).
 
     Each task uses the fraction grid common to every encoder and seed, so one definition holds
     across the cohort (axis_math.label_efficiency, axis_math.smallest_sufficient_fraction).
@@ -143,7 +140,7 @@ def _label_efficiency(rec: pd.DataFrame, notes: list[str], delta: float, margin:
         values = curves.to_numpy(dtype=float)
         pieces.append(pd.DataFrame(
             {
-                "label_efficiency": axis_math.label_efficiency(values, fractions, delta),
+                "label_efficiency": axis_math.label_efficiency(values, fractions),
                 "sufficient_fraction": axis_math.smallest_sufficient_fraction(values, fractions, margin),
             },
             index=curves.index,
@@ -172,7 +169,7 @@ def _condition_grid(rec: pd.DataFrame, kind: str, notes: list[str]) -> pd.DataFr
 
 
 def _robustness(rec: pd.DataFrame, clean_auroc: pd.Series, notes: list[str], delta: float) -> pd.DataFrame:
-    """Chance-corrected robustness (axis_math.robustness) with its parts and the perturbed AUROC level."""
+    """Robustness (axis_math.robustness: the AUROC level kept) with its parts and the two retentions."""
     pert = _condition_grid(rec, "perturbation", notes)
     shift = _condition_grid(rec, "shift", notes)
     keys = ["encoder", "task", "seed"]
@@ -197,19 +194,25 @@ def _robustness(rec: pd.DataFrame, clean_auroc: pd.Series, notes: list[str], del
             out.iloc[where, out.columns.get_loc("perturbation_retention")] = axis_math.retention(
                 values, clean[where, None], delta
             ).mean(axis=1)
-    # half and half where both exist, else whichever part exists (axis_math.robustness); 0 when not assessable
-    combined = out[["perturbation_retention", "shift_retention"]].mean(axis=1, skipna=True).to_numpy()
-    out["robustness"] = np.where(axis_math.not_assessable(clean, delta), 0.0, combined)
+    # half and half where both exist, else whichever part exists (axis_math.robustness)
+    out["robustness"] = out[["perturbed_auroc", "shift_auroc"]].mean(axis=1, skipna=True).to_numpy()
     return out
+
+
+def training_prior(row) -> np.ndarray | None:
+    """The training labels' prevalence of a record (a mapping with positives_train and n_train), or None."""
+    train = _counts(row.get("positives_train"))
+    if train is None or not row.get("n_train"):
+        return None
+    return np.asarray(train, dtype=float) / row["n_train"]
 
 
 def _brier_skill(full: pd.DataFrame) -> pd.Series:
     """1 - Brier / Brier of the prior predictor, the prior being the training labels' prevalence at 100%."""
     def prior_brier(row) -> float:
-        train, test = _counts(row["positives_train"]), _counts(row["positives_eval"])
-        if train is None or test is None or not row["n_train"] or not row["n_eval"]:
+        prior, test = training_prior(row), _counts(row["positives_eval"])
+        if prior is None or test is None or not row["n_eval"]:
             return np.nan
-        prior = np.asarray(train, dtype=float) / row["n_train"]
         if row.get("task_type") == "multi_label":
             return float(axis_math.prior_brier_multi_label(prior, test, row["n_eval"]))
         return float(axis_math.prior_brier_single_label(prior, test))
@@ -229,11 +232,12 @@ def _counts(value):
     return list(value)
 
 
-SUMMARY_EXTRAS: tuple[str, ...] = ("brier", "brier_skill", "nll", "perturbed_auroc")
+SUMMARY_EXTRAS: tuple[str, ...] = ("ece", "brier", "nll", "perturbed_auroc")
 
 PER_SEED_EXTRAS: tuple[str, ...] = (
+    "ece",
+    "calibration_error",
     "brier",
-    "brier_skill",
     "nll",
     "sufficient_fraction",
     "perturbed_auroc",
@@ -246,8 +250,8 @@ PER_SEED_EXTRAS: tuple[str, ...] = (
 
 def debiased_calibration_errors(records: pd.DataFrame, predictions) -> pd.Series | None:
     """metrics.calibration_error_debiased of every clean fraction-1.0 record, by record_key, from its
-    stored per-case predictions (crsbench.predictions.Predictions); None when any of them has none
-    (the axis then reads the records' raw ECE for every encoder, never a mix)."""
+    stored per-case predictions (crsbench.predictions.Predictions); None when any of them has none.
+    Shown beside the calibration axis; it is not the axis."""
     if predictions is None or not {"record_key", "task_type"} <= set(records.columns):
         return None
     rec = normalise_keys(records)
@@ -269,16 +273,15 @@ def debiased_calibration_errors(records: pd.DataFrame, predictions) -> pd.Series
 
 
 def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delta: float = DEFAULT_DELTA,
-                  margin: float = DEFAULT_SCALES["discrimination"],
+                  margin: float = DEFAULT_MARGIN,
                   calibration_errors: pd.Series | None = None) -> pd.DataFrame:
     """Axis values per (encoder, task, seed), NaN where the records for an axis are absent.
 
-    Columns: encoder, task, seed, the four axes (PROTOCOL section 6, chance-corrected ratio axes),
-    then PER_SEED_EXTRAS: Brier, Brier skill and NLL beside calibration; the smallest sufficient
-    fraction beside label efficiency; the perturbed and shift AUROC levels and the two retentions
-    beside robustness; whether the clean AUROC is less than `delta` above chance.
-    `calibration_errors` (by record_key, debiased_calibration_errors) replaces the records' ECE
-    in the calibration axis.
+    Columns: encoder, task, seed, the four axes (PROTOCOL section 6, docs/crs.md), then
+    PER_SEED_EXTRAS: ECE, the debiased calibration error (`calibration_errors`, by record_key, NaN
+    without stored predictions), Brier and NLL beside calibration; the smallest sufficient fraction
+    beside label efficiency; the perturbed and shift AUROC levels and the two retentions beside
+    robustness; whether the clean AUROC is less than `delta` above chance (a flag only).
     """
     notes = [] if notes is None else notes
     rec = normalise_records(records)
@@ -288,15 +291,14 @@ def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delt
     out = pd.DataFrame(index=index)
     clean_auroc = _index_ets(full, "auroc")
     out["discrimination"] = clean_auroc.reindex(index)
-    if calibration_errors is not None:
-        full = full.assign(calibration_error=full["record_key"].map(calibration_errors))
-        out["calibration"] = (1.0 - _index_ets(full, "calibration_error")).reindex(index)
-    else:
-        out["calibration"] = (1.0 - _index_ets(full, "ece")).reindex(index)
+    out["calibration"] = _brier_skill(full).reindex(index)
+    out["ece"] = _index_ets(full, "ece").reindex(index)
+    errors = full["record_key"].map(calibration_errors) if calibration_errors is not None and "record_key" in full \
+        else pd.Series(np.nan, index=full.index)
+    out["calibration_error"] = _index_ets(full.assign(calibration_error=errors), "calibration_error").reindex(index)
     out["brier"] = _index_ets(full, "brier").reindex(index)
-    out["brier_skill"] = _brier_skill(full).reindex(index)
     out["nll"] = _index_ets(full, "nll").reindex(index)
-    for part in (_label_efficiency(rec, notes, delta, margin), _robustness(rec, clean_auroc, notes, delta)):
+    for part in (_label_efficiency(rec, notes, margin), _robustness(rec, clean_auroc, notes, delta)):
         for column in part.columns:
             out[column] = part[column].reindex(index) if len(part) else np.nan
     out["not_assessable"] = axis_math.not_assessable(out["discrimination"].to_numpy(dtype=float), delta)
@@ -373,20 +375,17 @@ def _cohort(per_seed: pd.DataFrame, notes: list[str]) -> tuple[list[str], list[s
 
 
 def compute_axes(records: pd.DataFrame, *, delta: float = DEFAULT_DELTA,
-                 margin: float = DEFAULT_SCALES["discrimination"], predictions=None) -> AxisScores:
+                 margin: float = DEFAULT_MARGIN, predictions=None) -> AxisScores:
     """All four axes from a records table: per seed, per task (seed-mean) and per encoder (task-mean).
 
-    `delta` is the chance margin of the ratio axes, `margin` the AUROC margin of the sample-size
-    answer (the discrimination scale m by default). The cross-task value of an axis is the mean of
-    its per-task values over the tasks that count towards it (`coverage`). With `predictions`
-    (the stored per-case predictions of these records) the calibration axis is 1 - the debiased
-    calibration error; without them, or when a record lacks them, 1 - the records' raw ECE, with a
-    note either way (`calibration_estimator`).
+    `delta` is the chance margin of the not-assessable flag, `margin` the AUROC margin of the
+    sample-size answer. The cross-task value of an axis is the mean of its per-task values over the
+    tasks that count towards it (`coverage`). With `predictions` (the stored per-case predictions
+    of these records) the debiased calibration error is shown beside the calibration axis.
     """
     notes: list[str] = []
     calibration_errors = debiased_calibration_errors(records, predictions)
-    estimator = CALIBRATION_RAW if calibration_errors is None else CALIBRATION_DEBIASED
-    notes.append(CALIBRATION_ESTIMATORS[estimator])
+    notes.append(CALIBRATION_NOTE)
     per_seed = per_seed_axes(records, notes, delta=delta, margin=margin, calibration_errors=calibration_errors)
     encoders, tasks, seeds = _cohort(per_seed, notes)
     grid = pd.MultiIndex.from_product([encoders, tasks, seeds], names=["encoder", "task", "seed"])
@@ -437,7 +436,6 @@ def compute_axes(records: pd.DataFrame, *, delta: float = DEFAULT_DELTA,
         notes=tuple(notes),
         coverage=coverage,
         delta=delta,
-        calibration_estimator=estimator,
     )
 
 

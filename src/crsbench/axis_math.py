@@ -1,9 +1,9 @@
-"""The chance-corrected axis formulas of PROTOCOL section 6, as pure batched numpy.
+"""The axis formulas of PROTOCOL section 6, as pure batched numpy.
 
 Every function broadcasts over any leading dimensions (bootstrap draws, seeds, encoders), so the
 point estimate, the seed bootstrap and the case bootstrap all go through this one implementation.
-AUROC 0.5 is chance: an encoder whose probe predicts the class prior sits at 0 on both ratio axes
-(docs/crs.md, "Axes").
+AUROC 0.5 is chance: an encoder whose probe predicts the class prior sits at the anchor of every
+AUROC-based axis, and a Brier skill of 0 is the prior predictor's (docs/crs.md, "Axes").
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ def _positive_delta(delta: float) -> float:
 def not_assessable(auroc_clean, delta: float) -> np.ndarray:
     """True where the clean AUROC at 100% labels is less than `delta` above chance.
 
-    Such an encoder carries too little signal for a retained share of it to mean anything; the
-    ratio axes score it 0 and every output flags it.
+    A flag shown beside the axes: such an encoder carries too little signal for its retentions to
+    mean anything. It changes no score (the score is continuous there).
     """
     return np.asarray(np.asarray(auroc_clean, dtype=float) - CHANCE_AUROC < _positive_delta(delta))
 
@@ -41,52 +41,52 @@ def _above_chance_denominator(auroc_clean: np.ndarray, delta: float) -> np.ndarr
     return np.maximum(auroc_clean - CHANCE_AUROC, delta)
 
 
-def label_efficiency(auroc_by_fraction, fractions, delta: float) -> np.ndarray:
-    """Chance-corrected label efficiency, shape auroc_by_fraction.shape[:-1], in [0, 1].
+def label_efficiency(auroc_by_fraction, fractions) -> np.ndarray:
+    """Label efficiency: the clean AUROC averaged over the label-fraction grid on a log scale.
 
-    Area under max(AUROC(f) - 0.5, 0) against log10(f) (trapezoids), divided by the width of the
-    log-fraction range and by max(AUROC(100%) - 0.5, delta), clipped to [0, 1]; 0 where the encoder
-    is not assessable. `auroc_by_fraction[..., F]` follows `fractions` (ascending, last = 1.0).
+    The trapezoid area under AUROC(f) against log10(f), divided by the log width, shape
+    auroc_by_fraction.shape[:-1]; `auroc_by_fraction[..., F]` follows `fractions` (ascending,
+    last = 1.0). In AUROC units, so it shares discrimination's anchor (0.5, chance) and span (0.5 to
+    perfect). No ratio to the encoder's own AUROC (a flat curve at 0.55 is worth 0.55, not "all of
+    its signal kept") and no clipping, so it is linear in the AUROCs: continuous, and unbiased where
+    they are (docs/crs.md, "Axes").
     """
-    delta = _positive_delta(delta)
     grid = _fraction_grid(fractions)
     curve = np.asarray(auroc_by_fraction, dtype=float)
     if curve.shape[-1] != grid.size:
         raise ValueError(f"auroc_by_fraction has {curve.shape[-1]} fractions, the grid {grid.size}")
     log_f = np.log10(grid)
-    lift = np.maximum(curve - CHANCE_AUROC, 0.0)
-    area = (0.5 * (lift[..., 1:] + lift[..., :-1]) * np.diff(log_f)).sum(axis=-1)
-    full = curve[..., -1]
-    value = np.clip(area / (log_f[-1] - log_f[0]) / _above_chance_denominator(full, delta), 0.0, 1.0)
-    return np.where(not_assessable(full, delta), 0.0, value)
+    area = (0.5 * (curve[..., 1:] + curve[..., :-1]) * np.diff(log_f)).sum(axis=-1)
+    return area / (log_f[-1] - log_f[0])
 
 
 def retention(auroc_condition, auroc_clean, delta: float) -> np.ndarray:
-    """clip((AUROC_condition - 0.5) / max(AUROC_clean - 0.5, delta), 0, 1), elementwise (broadcast)."""
+    """clip((AUROC_condition - 0.5) / max(AUROC_clean - 0.5, delta), 0, 1), elementwise (broadcast).
+
+    The share of the above-chance signal kept under a condition: shown beside robustness, not scored.
+    """
     delta = _positive_delta(delta)
     condition = np.asarray(auroc_condition, dtype=float)
     clean = np.asarray(auroc_clean, dtype=float)
     return np.clip((condition - CHANCE_AUROC) / _above_chance_denominator(clean, delta), 0.0, 1.0)
 
 
-def robustness(auroc_pert, auroc_clean, delta: float, auroc_shift=None) -> np.ndarray:
-    """Chance-corrected robustness, shape auroc_clean.shape, in [0, 1].
+def robustness(auroc_pert, auroc_shift=None) -> np.ndarray:
+    """Robustness: the AUROC the encoder keeps under acquisition change, in AUROC units.
 
-    Mean over the last axis of `auroc_pert[..., P]` (perturbations x severities) of the retention
-    above; where `auroc_shift[...]` is given, averaged half and half with the retention on the shift
-    set (P == 0: the shift retention alone). 0 where the encoder is not assessable.
+    Mean over the last axis of `auroc_pert[..., P]` (perturbations x severities); where
+    `auroc_shift[...]` is given, averaged half and half with the AUROC on the shift set (P == 0: the
+    shift AUROC alone). Linear in the AUROCs like label_efficiency, for the same reasons.
     """
-    clean = np.asarray(auroc_clean, dtype=float)
     pert = np.asarray(auroc_pert, dtype=float)
     parts = []
     if pert.shape[-1] > 0:
-        parts.append(retention(pert, clean[..., None], delta).mean(axis=-1))
+        parts.append(pert.mean(axis=-1))
     if auroc_shift is not None:
-        parts.append(retention(auroc_shift, clean, delta))
+        parts.append(np.asarray(auroc_shift, dtype=float))
     if not parts:
         raise ValueError("robustness needs perturbed AUROCs (P > 0) or a shift AUROC")
-    value = sum(parts) / len(parts)
-    return np.where(not_assessable(clean, delta), 0.0, value)
+    return sum(parts) / len(parts)
 
 
 def smallest_sufficient_fraction(auroc_by_fraction, fractions, margin: float) -> np.ndarray:

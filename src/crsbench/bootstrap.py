@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench import axis_math
-from crsbench.axes import CALIBRATION_DEBIASED, CALIBRATION_RAW, AxisScores
+from crsbench.axes import AxisScores, training_prior
 from crsbench.crs import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.predictions import Predictions
@@ -35,12 +35,6 @@ from crsbench.weighted_metrics import WeightedMetrics, case_major
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
 INTERVAL_METHOD = "percentile"
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
-
-# AxisScores.calibration_estimator -> the calibration error of a WeightedMetrics under weight rows
-CALIBRATION_ERRORS = {
-    CALIBRATION_DEBIASED: WeightedMetrics.calibration_error_debiased,
-    CALIBRATION_RAW: WeightedMetrics.ece,
-}
 
 
 # --------------------------------------------------------------------------- the simultaneous tier
@@ -121,6 +115,7 @@ class TaskPlan:
     test_set: str
     shift_set: str | None
     full: dict[tuple[int, int], str]  # (encoder, seed) -> probability hash, clean at 100%
+    prior: dict[tuple[int, int], tuple[float, ...]] = field(default_factory=dict)  # (encoder, seed) -> training prior
     fractions: list[float] = field(default_factory=list)
     curve: dict[tuple[int, int, int], str] = field(default_factory=dict)  # (e, s, fraction index) -> hash
     perturbed: list[tuple[str, int]] = field(default_factory=list)
@@ -182,6 +177,11 @@ def plan_tasks(records: pd.DataFrame, stored: Predictions, axis_scores: AxisScor
             if row.condition_kind == "clean":
                 if row.fraction == 1.0:
                     plan.full[(e, s)] = row.probs
+                    prior = training_prior(row._asdict())
+                    if "calibration" in axes and prior is None:
+                        raise DataError(f"record {row.record_key} ({row.encoder}, {task}, seed {row.seed}) has no "
+                                        "training class counts: the calibration axis (Brier skill) needs them")
+                    plan.prior[(e, s)] = tuple(prior) if prior is not None else ()
                 if row.fraction in plan.fractions:
                     plan.curve[(e, s, plan.fractions.index(row.fraction))] = row.probs
             elif row.condition_kind == "perturbation":
@@ -198,6 +198,7 @@ class _Vectors:
     def __init__(self, stored: Predictions, test_set: str, task_type: str):
         self.stored, self.cases, self.task_type = stored, stored.case_set(test_set), task_type
         self._metrics: dict[str, WeightedMetrics] = {}
+        self._priors: dict[tuple[float, ...], WeightedMetrics] = {}
 
     def get(self, digest: str) -> WeightedMetrics:
         if digest not in self._metrics:
@@ -206,6 +207,13 @@ class _Vectors:
                 probs /= probs.sum(axis=1, keepdims=True)  # float32 rounding: rows sum to 1 again
             self._metrics[digest] = WeightedMetrics(self.task_type, self.cases.labels, probs)
         return self._metrics[digest]
+
+    def prior(self, prevalence: tuple[float, ...]) -> WeightedMetrics:
+        """The prior predictor's metrics: every case predicted the training prevalence."""
+        if prevalence not in self._priors:
+            probs = np.tile(np.asarray(prevalence, dtype=np.float64), (len(self.cases.labels), 1))
+            self._priors[prevalence] = WeightedMetrics(self.task_type, self.cases.labels, probs)
+        return self._priors[prevalence]
 
 
 def _grid(shape, mapping: dict, values: dict[str, np.ndarray], n: int) -> np.ndarray:
@@ -216,10 +224,9 @@ def _grid(shape, mapping: dict, values: dict[str, np.ndarray], n: int) -> np.nda
 
 
 def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights: np.ndarray,
-                    shift_weights: np.ndarray | None, n_enc: int, n_seeds: int, delta: float,
-                    vectors: dict[str, _Vectors], calibration: str = CALIBRATION_RAW) -> np.ndarray:
-    """Axis values (B, E, S, A_task) of one task under case weights (B, n) (and shift weights);
-    `calibration` names the calibration error (a key of CALIBRATION_ERRORS)."""
+                    shift_weights: np.ndarray | None, n_enc: int, n_seeds: int,
+                    vectors: dict[str, _Vectors]) -> np.ndarray:
+    """Axis values (B, E, S, A_task) of one task under case weights (B, n) (and shift weights)."""
     test = vectors.setdefault(plan.test_set, _Vectors(stored, plan.test_set, task_type))
     b = len(weights)
     weights = case_major(weights)  # once per chunk: every vector gathers rows of it
@@ -238,13 +245,16 @@ def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights
         if axis == "discrimination":
             layers.append(clean)
         elif axis == "calibration":
-            error = CALIBRATION_ERRORS[calibration]
-            errors = {d: error(test.get(d), weights) for d in set(plan.full.values())}
-            layers.append(1.0 - _grid((n_enc, n_seeds), plan.full, errors, b))
+            brier = {d: test.get(d).brier(weights) for d in set(plan.full.values())}
+            prior_brier = {p: test.prior(p).brier(weights) for p in set(plan.prior.values())}
+            skill = np.empty((b, n_enc, n_seeds))
+            for (e, s), digest in plan.full.items():
+                skill[:, e, s] = axis_math.brier_skill(brier[digest], prior_brier[plan.prior[(e, s)]])
+            layers.append(skill)
         elif axis == "label_efficiency":
             aurocs(plan.curve.values(), test, weights)
             curve = _grid((n_enc, n_seeds, len(plan.fractions)), plan.curve, auroc, b)
-            layers.append(axis_math.label_efficiency(curve, plan.fractions, delta))
+            layers.append(axis_math.label_efficiency(curve, plan.fractions))
         elif axis == "robustness":
             aurocs(plan.pert.values(), test, weights)
             pert = _grid((n_enc, n_seeds, len(plan.perturbed)), plan.pert, auroc, b)
@@ -257,7 +267,7 @@ def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights
                 shift = np.empty((b, n_enc, n_seeds))
                 for (e, s), digests in plan.shift.items():
                     shift[:, e, s] = np.mean([shift_auroc[d] for d in digests], axis=0)
-            layers.append(axis_math.robustness(pert, clean, delta, shift))
+            layers.append(axis_math.robustness(pert, shift))
     return np.stack(layers, axis=-1)
 
 
@@ -315,7 +325,7 @@ def case_bootstrap(
             cube = task_axis_draws(
                 plan, stored, task_types[plan.task], counts[part][:, codes],
                 shift_counts[part][:, shift_codes] if shift_counts is not None else None,
-                n_enc, n_seeds, axis_scores.delta, vectors, axis_scores.calibration_estimator,
+                n_enc, n_seeds, vectors,
             )
             c = seed_counts[part]
             values[part] = np.einsum("bs,besa->bea", c, cube) / c.sum(axis=1)[:, None, None]

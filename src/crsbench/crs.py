@@ -1,17 +1,21 @@
 """The Clinical Reliability Score (PROTOCOL section 7): pure functions, axis values in, scores out.
 
-For encoders with axis values s[e, a], a reference ref, and pre-registered constants (docs/crs.md):
+For encoders with axis values s[e, a], a reference ref, and constants fixed by the axes' definitions
+(docs/crs.md):
 
-    u[e, a]   = (s[e, a] - L_a) / m_a          fixed scale: anchor L_a (no skill), scale m_a (the
-                                               smallest difference that matters clinically)
-    balance   = -tau * log(sum_a w_a exp(-u[e, a] / tau))   soft minimum, w the axis weights (sum 1)
-    worst     = min_a u[e, a]                               over axes with positive weight
-    dominance = +1 if s[e] >= s[ref] on every axis and s[e] >= s[ref] + m_a on one,
-                -1 if the reference is so against e, 0 otherwise
-    CRS       = sum_k c_k (component_k(e) - component_k(ref))   c the component weights (sum 1)
+    u[e, a]  = (s[e, a] - L_a) / m_a           commensurate skill: L_a the axis's "no value" level
+                                               (chance, or the prior predictor), m_a its span from
+                                               there to a perfect value, so u = 0 is no value and
+                                               u = 1 perfect on every axis
+    skill(e) = 100 * sum_a w_a u[e, a]         w the axis weights (sum 1), in skill points
+    CRS(e)   = skill(e) - skill(ref)
 
-Every term of CRS(e) depends on e's profile, the reference's and the constants only: adding,
-removing or cloning other encoders cannot move it (P6), and the reference scores exactly 0 (P3).
+A compensatory mean, not a soft minimum: each axis moves the verdict by its weight times its change
+in skill, whatever its range, and the point estimate is linear in the axis estimates, so it inherits
+their (near) unbiasedness instead of a soft minimum's noise-dependent downward pull. skill(e)
+depends on e's profile and the constants only, so the order of the encoders is the same under every
+reference (P13), adding, removing or cloning others cannot move a score (P6), and the reference
+scores exactly 0 (P3).
 
 The array functions broadcast over leading dimensions (bootstrap draws, sensitivity draws); the
 DataFrame functions are the one-table case.
@@ -28,28 +32,27 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-COMPONENTS: tuple[str, ...] = ("dominance", "balance", "worst_axis")
-DEFAULT_TAU = 1.0
+COMPONENTS: tuple[str, ...] = ("skill",)
+SKILL_POINTS = 100.0  # the CRS in skill points: 1 point = 0.01 of the span from no value to perfect
 DEFAULT_DELTA = 0.05
-DOMINANCE_ROUNDING = 1e-9  # in units of m_a
+DEFAULT_MARGIN = 0.02  # AUROC: the sample-size answer's tolerance
 DEFAULT_N_BOOT = 10_000
 DEFAULT_LEVEL = 0.95
 INTERVAL_METHODS: tuple[str, ...] = ("percentile", "expanded")
 DEFAULT_INTERVAL = "expanded"
 
-# Pre-registered anchors (no-skill level) and scales (smallest difference that matters), per axis.
-# The rationale of each number is in docs/crs.md, "Anchors and scales".
+# The "no value" level of each axis and its span to a perfect value (docs/crs.md, "Commensurate axes").
 DEFAULT_ANCHORS: dict[str, float] = {
     "discrimination": 0.5,  # AUROC of a probe that predicts the class prior
-    "calibration": 0.8,  # 1 - calibration error at 0.20: probabilities off by 20 points are of no clinical use
-    "label_efficiency": 0.0,  # chance-corrected: no retained signal
-    "robustness": 0.0,  # chance-corrected: no retained signal
+    "calibration": 0.0,  # Brier skill of the prior predictor
+    "label_efficiency": 0.5,  # log-fraction-averaged AUROC at chance
+    "robustness": 0.5,  # AUROC at chance under every perturbation and the shift
 }
 DEFAULT_SCALES: dict[str, float] = {
-    "discrimination": 0.02,  # 0.02 AUROC: the usual smallest clinically meaningful difference
-    "calibration": 0.02,  # two points of calibration error
-    "label_efficiency": 0.05,  # 5% of the above-chance signal kept at fewer labels
-    "robustness": 0.05,  # 5% of the above-chance signal kept under acquisition change
+    "discrimination": 0.5,  # AUROC 0.5 -> 1.0
+    "calibration": 1.0,  # Brier skill 0 -> 1
+    "label_efficiency": 0.5,
+    "robustness": 0.5,
 }
 
 
@@ -63,28 +66,27 @@ def _check_axis_numbers(values: Optional[dict[str, float]], what: str, positive:
 class CRSConfig(BaseModel):
     """Every setting of the CRS and its statistics, validated once, taken whole by every scoring function.
 
-    anchors / scales: L_a and m_a by axis name; names left out keep DEFAULT_ANCHORS / DEFAULT_SCALES.
-    delta: the chance margin below which an encoder is not assessable on the ratio axes.
-    Weights are mappings by name; names left out keep weight 1; all are normalised. n_boot=0 skips
-    the bootstrap, n_weight_draws=0 the weight sensitivity. `seed` drives both.
+    anchors / scales: L_a and the span m_a by axis name; names left out keep DEFAULT_ANCHORS /
+    DEFAULT_SCALES (changing a span changes how much that axis can move the verdict: use the axis
+    weights for that). delta: the chance margin of the "not assessable" flag (a display; it moves no
+    score). margin: the AUROC tolerance of the sufficient fraction. Axis weights are a mapping by
+    name; names left out keep weight 1; normalised. n_boot=0 skips the bootstrap, n_weight_draws=0
+    the weight sensitivity. `seed` drives both.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    anchors: Optional[dict[str, float]] = Field(None, description="anchor L_a (no-skill level) by axis name")
-    scales: Optional[dict[str, float]] = Field(None, description="scale m_a (smallest difference that matters) by axis")
-    delta: float = Field(DEFAULT_DELTA, gt=0, lt=0.5, allow_inf_nan=False, description="chance margin on AUROC")
-    component_weights: Optional[dict[str, float]] = Field(None, description="dominance, balance, worst_axis weights")
+    anchors: Optional[dict[str, float]] = Field(None, description="anchor L_a (no-value level) by axis name")
+    scales: Optional[dict[str, float]] = Field(None, description="span m_a from the anchor to a perfect value, by axis")
+    delta: float = Field(DEFAULT_DELTA, gt=0, lt=0.5, allow_inf_nan=False, description="chance margin of the flag")
+    margin: float = Field(DEFAULT_MARGIN, gt=0, lt=0.5, allow_inf_nan=False, description="AUROC margin of the sufficient fraction")
     axis_weights: Optional[dict[str, float]] = Field(None, description="weights by axis name")
-    tau: float = Field(DEFAULT_TAU, gt=0, allow_inf_nan=False, description="soft-minimum temperature of balance, in u")
     n_boot: int = Field(DEFAULT_N_BOOT, ge=0, description="bootstrap draws")
     seed: int = Field(0, description="seed of the bootstrap and of the sensitivity draws")
     level: float = Field(DEFAULT_LEVEL, gt=0, lt=1, description="interval level")
     interval: Literal["percentile", "expanded"] = Field(DEFAULT_INTERVAL, description="bootstrap interval method")
-    n_weight_draws: int = Field(1000, ge=0, description="draws of the weight, anchor and scale sensitivity")
+    n_weight_draws: int = Field(1000, ge=0, description="draws of the axis-weight sensitivity")
     weight_concentration: float = Field(1.0, gt=0, allow_inf_nan=False, description="Dirichlet concentration")
-    anchor_shift: float = Field(1.0, ge=0, allow_inf_nan=False, description="sensitivity: anchors move by up to this many m_a")
-    scale_factor: float = Field(2.0, ge=1, allow_inf_nan=False, description="sensitivity: scales drawn in [m_a/f, m_a*f]")
     resample: Literal["cases", "seeds"] = Field(
         "cases", description="bootstrap: paired test-case clusters and seeds, or seeds only (ignores test-set uncertainty)"
     )
@@ -98,12 +100,6 @@ class CRSConfig(BaseModel):
     @classmethod
     def _scales(cls, scales: Optional[dict[str, float]]) -> Optional[dict[str, float]]:
         return _check_axis_numbers(scales, "scale", positive=True)
-
-    @field_validator("component_weights")
-    @classmethod
-    def _components(cls, weights: Optional[dict[str, float]]) -> Optional[dict[str, float]]:
-        component_weight_vector(weights)
-        return weights
 
     @field_validator("axis_weights")
     @classmethod
@@ -120,7 +116,7 @@ class CRSConfig(BaseModel):
         return _per_axis(axes, DEFAULT_SCALES, self.scales, "scale")
 
     def constants(self, axes: Sequence[str]) -> dict[str, dict[str, float]]:
-        """The pre-registered constants for these axes, by name, as every output prints them."""
+        """The constants for these axes, by name, as every output prints them."""
         return {
             "anchors": dict(zip(axes, map(float, self.anchor_vector(axes)))),
             "scales": dict(zip(axes, map(float, self.scale_vector(axes)))),
@@ -132,8 +128,6 @@ class CRSConfig(BaseModel):
             anchors=self.anchor_vector(axes),
             scales=self.scale_vector(axes),
             axis_weights=axis_weight_vector(list(axes), self.axis_weights),
-            component_weights=component_weight_vector(self.component_weights),
-            tau=self.tau,
         )
 
 
@@ -147,21 +141,17 @@ def _per_axis(axes: Sequence[str], defaults: Mapping[str, float], given: Mapping
 
 @dataclass(frozen=True)
 class ChainSettings:
-    """A CRSConfig resolved for one axis list: anchors, scales and axis weights (..., A), components (..., 3).
+    """A CRSConfig resolved for one axis list: anchors, scales and axis weights, each (..., A).
 
     Leading dimensions broadcast against the draws of the values, so the sensitivity analysis can
-    give every draw its own constants.
+    give every draw its own weights.
     """
 
     anchors: np.ndarray
     scales: np.ndarray
     axis_weights: np.ndarray
-    component_weights: np.ndarray
-    tau: float = DEFAULT_TAU
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.tau) and self.tau > 0):
-            raise ValueError(f"tau is {self.tau}: the soft-minimum temperature must be finite and > 0")
         if not np.all(np.isfinite(self.scales) & (np.asarray(self.scales) > 0)):
             raise ValueError(f"scales must be finite and > 0, got {np.asarray(self.scales).tolist()}")
 
@@ -221,21 +211,6 @@ def _checked_weights(names: Sequence[str], weights: Mapping[str, float] | None, 
     return array / array.sum()
 
 
-def component_weight_vector(weights: Mapping[str, float] | None = None) -> np.ndarray:
-    """(dominance, balance, worst_axis) weights summing to 1; default equal.
-
-    Balance is the only component strictly increasing in every axis, so P1 (Pareto) and P5 (size
-    matters) need it to carry weight; dominance and worst axis alone are flat over most moves.
-    """
-    vector = _checked_weights(COMPONENTS, weights, "component")
-    if vector[1] == 0:
-        raise ValueError(
-            "component weights give balance zero: the CRS would no longer rank a Pareto-dominating "
-            "encoder strictly higher, nor a larger deficit strictly lower; give balance a positive weight"
-        )
-    return vector
-
-
 def axis_weight_vector(axes: Sequence[str], weights: Mapping[str, float] | None = None) -> np.ndarray:
     """Axis weights in `axes` order summing to 1; default equal. A zero weight drops the axis."""
     return _checked_weights(list(axes), weights, "axis")
@@ -251,67 +226,19 @@ def scaled_values(values: np.ndarray, anchors: np.ndarray, scales: np.ndarray) -
     return (np.asarray(values, dtype=float) - anchors) / scales
 
 
-def _axis_mask(axis_weights: np.ndarray) -> np.ndarray:
-    return np.asarray(axis_weights) > 0
-
-
-def dominance_vs_reference(values: np.ndarray, ref: int, scales: np.ndarray, axis_mask: np.ndarray) -> np.ndarray:
-    """(..., E) in {-1, 0, +1}: e against the reference with tolerance m_a, on the axes in the mask.
-
-    +1: e >= ref on every axis and e >= ref + m_a on one; -1: the same with the roles swapped.
-    Non-decreasing in every axis of e, which P1 and P4 need.
-    """
-    values = np.asarray(values, dtype=float)
-    step = (values - values[..., ref : ref + 1, :]) / np.asarray(scales, dtype=float)[..., None, :]
-    mask = np.broadcast_to(np.asarray(axis_mask)[..., None, :], step.shape)
-    # a difference of exactly m_a counts ((0.82 - 0.80) / 0.02 is 0.999... in floating point)
-    reach = 1.0 - DOMINANCE_ROUNDING
-    ahead = ((step >= 0) | ~mask).all(axis=-1) & ((step >= reach) & mask).any(axis=-1)
-    behind = ((step <= 0) | ~mask).all(axis=-1) & ((step <= -reach) & mask).any(axis=-1)
-    return ahead.astype(float) - behind.astype(float)
-
-
-def _weighted_logsumexp(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """log(sum_a w_a exp(x_a)) over the last axis, stable; axes with w_a == 0 are ignored."""
-    weights = np.broadcast_to(weights, x.shape)
-    positive = weights > 0
-    peak = np.where(positive, x, -np.inf).max(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore"):
-        total = np.where(positive, weights * np.exp(x - peak), 0.0).sum(axis=-1)
-    return np.log(total) + peak[..., 0]
-
-
-def soft_minimum(scaled: np.ndarray, axis_weights: np.ndarray, tau: float = DEFAULT_TAU) -> np.ndarray:
-    """-tau * log(sum_a w_a exp(-u_a / tau)) over the last axis, shape (..., E).
-
-    Between the minimum and the weighted mean of u, strictly increasing in every u_a with positive
-    weight, and, for a fixed mean, larger for an even profile.
-    """
-    weights = np.asarray(axis_weights, dtype=float)[..., None, :]
-    return -tau * _weighted_logsumexp(-scaled / tau, weights)
-
-
-def worst_axis(scaled: np.ndarray, axis_mask: np.ndarray) -> np.ndarray:
-    mask = np.broadcast_to(np.asarray(axis_mask)[..., None, :], scaled.shape)
-    return np.where(mask, scaled, np.inf).min(axis=-1)
-
-
 @dataclass(frozen=True)
 class CRSBatch:
-    """The CRS and its components, each (..., E) and relative to the reference (its entries are 0).
+    """The CRS (..., E), relative to the reference (its entries are exactly 0).
 
-    crs = c_dom * dominance + c_bal * balance + c_worst * worst. `scaled` is u (..., E, A) on the
-    fixed scale (absolute, not relative); `balance_own` and `worst_own` are the components before
-    the reference's are subtracted.
+    `skill` is each encoder's own weighted mean skill in points (reference-free: the order of the
+    encoders); `scaled` is u (..., E, A); `contribution` (..., E, A) is each axis's share of the CRS,
+    100 w_a (u[e, a] - u[ref, a]), summing to the CRS over the axes.
     """
 
     crs: np.ndarray
-    balance: np.ndarray
-    worst: np.ndarray
-    dominance: np.ndarray
+    skill: np.ndarray
     scaled: np.ndarray
-    balance_own: np.ndarray
-    worst_own: np.ndarray
+    contribution: np.ndarray
 
 
 def _minus_reference(component: np.ndarray, ref: int) -> np.ndarray:
@@ -328,16 +255,13 @@ def crs_chain(values: np.ndarray, ref: int, chain: ChainSettings) -> CRSBatch:
         raise ValueError(f"reference index {ref} outside 0..{values.shape[-2] - 1}")
     if np.shape(chain.anchors)[-1] != values.shape[-1]:
         raise ValueError(f"{values.shape[-1]} axes in the values, {np.shape(chain.anchors)[-1]} in the settings")
-    mask = _axis_mask(chain.axis_weights)
     scaled = scaled_values(values, chain.anchors, chain.scales)
-    balance_own = soft_minimum(scaled, chain.axis_weights, chain.tau)
-    worst_own = worst_axis(scaled, mask)
-    dominance = dominance_vs_reference(values, ref, chain.scales, mask)
-    balance, worst = _minus_reference(balance_own, ref), _minus_reference(worst_own, ref)
-    c = np.asarray(chain.component_weights, dtype=float)[..., None, :]
-    crs = c[..., 0] * dominance + c[..., 1] * balance + c[..., 2] * worst
-    crs = _minus_reference(crs, ref)  # exact 0 for the reference even when weights broadcast oddly
-    return CRSBatch(crs, balance, worst, dominance, scaled, balance_own, worst_own)
+    weights = np.asarray(chain.axis_weights, dtype=float)[..., None, :]
+    # an axis with weight 0 is dropped, even where its value would be undefined
+    weighted = np.where(weights > 0, SKILL_POINTS * weights * scaled, 0.0)
+    skill = weighted.sum(axis=-1)
+    contribution = weighted - weighted[..., ref : ref + 1, :] + 0.0
+    return CRSBatch(_minus_reference(skill, ref), skill, scaled, contribution)
 
 
 def crs_batch(axis_values: np.ndarray, ref: int, config: "CRSConfig", axes: Sequence[str]) -> CRSBatch:
@@ -360,12 +284,9 @@ def crs_table(table: pd.DataFrame, reference: str, config: "CRSConfig" = None) -
 
 
 def crs_scores(table: pd.DataFrame, reference: str, config: "CRSConfig" = None) -> pd.DataFrame:
-    """Scores per encoder: dominance, balance, worst_axis (each minus the reference's) and crs."""
+    """Scores per encoder: its own skill (points, reference-free) and the CRS (minus the reference's)."""
     result = crs_table(table, reference, config)
-    return pd.DataFrame(
-        {"dominance": result.dominance, "balance": result.balance, "worst_axis": result.worst, "crs": result.crs},
-        index=table.index,
-    )
+    return pd.DataFrame({"skill": result.skill, "crs": result.crs}, index=table.index)
 
 
 def scaled_profile(table: pd.DataFrame, config: "CRSConfig" = None) -> pd.DataFrame:

@@ -157,8 +157,7 @@ def _ranks(values: pd.Series) -> pd.Series:
 def axes_stage(records: pd.DataFrame, config: CRSConfig, predictions: Predictions | None = None
                ) -> tuple[AxisScores, Notes]:
     """The axes; with stored predictions the calibration axis reads the debiased error (a note says which)."""
-    margin = float(config.scale_vector(["discrimination"])[0])
-    axis_scores = compute_axes(records, delta=config.delta, margin=margin, predictions=predictions)
+    axis_scores = compute_axes(records, delta=config.delta, margin=config.margin, predictions=predictions)
     notes = list(axis_scores.notes)
     for axis, n in axis_scores.partial_axes().items():
         notes.append(f"{axis} covers {n} of {len(axis_scores.tasks)} tasks: its cross-task value averages those only")
@@ -205,7 +204,7 @@ def _scope_table(values: pd.DataFrame, axes: Sequence[str], reference: str, conf
     ref = list(values.index).index(reference)
     batch = crs_batch(values[axes].to_numpy(dtype=float), ref, config, axes)
     out = values.copy()
-    out["dominance"], out["balance"], out["worst_axis"], out["crs"] = batch.dominance, batch.balance, batch.worst, batch.crs
+    out["skill"], out["crs"] = batch.skill, batch.crs
     out["crs_rank"] = _ranks(out["crs"])
     out["is_reference"] = out.index == reference
     return out
@@ -306,8 +305,8 @@ def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig
         return pd.DataFrame(), []
     sensitivity = weight_sensitivity(axis_scores.table[list(axis_scores.axes)], reference, config)
     moving = list(sensitivity.index[sensitivity["place_depends"]])
-    note = (f"place depends on the weights, anchors and scales (5-95% rank range wider than one place): {moving}"
-            if moving else "no encoder's place depends on the weights, anchors and scales")
+    note = (f"place depends on the axis weights (5-95% rank range wider than one place): {moving}"
+            if moving else "no encoder's place depends on the axis weights")
     return sensitivity, [note]
 
 
@@ -317,8 +316,7 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, base
         "reference": reference,
         **config.constants(axis_scores.axes),
         "delta": config.delta,
-        "tau": config.tau,
-        "component_weights": dict(zip(COMPONENTS, map(float, chain.component_weights))),
+        "margin": config.margin,
         "axis_weights": dict(zip(axis_scores.axes, map(float, chain.axis_weights))),
         "axis_task_coverage": dict(axis_scores.coverage),
         "baselines": list(baselines),
@@ -331,10 +329,8 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, base
         "tasks": list(axis_scores.tasks),
         "n_weight_draws": config.n_weight_draws,
         "weight_concentration": config.weight_concentration,
-        "anchor_shift": config.anchor_shift,
-        "scale_factor": config.scale_factor,
         "resample": config.resample,
-        "calibration_estimator": axis_scores.calibration_estimator,
+        "calibration_axis": "brier_skill",
     }
 
 

@@ -16,6 +16,7 @@ errors (ECE, RMS) integrals, so the population axes and CRS are known exactly (p
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,8 +25,9 @@ from scipy import stats as sps
 from scipy.special import expit
 
 from crsbench import axis_math, metrics
-from crsbench.axes import AXES, CALIBRATION_DEBIASED, CALIBRATION_RAW
+from crsbench.axes import AXES
 from crsbench.crs import CRSConfig, crs_batch
+from crsbench.records import RECORD_SCHEMA_VERSION
 from crsbench.predictions import CaseSet, Predictions, probability_hash
 
 
@@ -102,6 +104,11 @@ def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Pr
         test_set = cases.identity()
         cases_by_id[test_set] = cases
         task_type = "multi_label" if multi else "single_label"
+        # the training labels' prevalence the Brier skill compares with: the population's own
+        n_train = 10_000
+        prevalence = np.full(k, design.prevalence) if multi else design.priors(k)
+        counts = {"n_train": n_train, "positives_train": json.dumps([int(round(n_train * q)) for q in prevalence]),
+                  "n_eval": n, "positives_eval": json.dumps([int(v) for v in np.nansum(positive, axis=0)])}
         for truth in design.encoders:
             noise = rng.normal(size=(n, k))
             seed_effect = {(s, f): rng.normal() for s in design.seeds for f in design.fractions}
@@ -132,6 +139,7 @@ def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Pr
                         "severity": severity, "auroc": metrics.auroc_macro(task_type, y, proba),
                         "ece": metrics.ece(task_type, y, proba), "brier": metrics.brier(task_type, y, proba),
                         "nll": metrics.nll(task_type, y, proba), "suite_hash": "simulated",
+                        "schema_version": RECORD_SCHEMA_VERSION, **counts,
                     })
                     index.append({"record_key": key, "test_set": test_set, "probs": digest, "encoder": truth.name,
                                   "task": task, "seed": seed, "fraction": fraction, "condition_kind": kind,
@@ -143,14 +151,16 @@ def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Pr
 # --------------------------------------------------------------------------- the population
 
 
-def _population_calibration_errors(separation: float, slope: float, design: Design, n_bins: int = 15) -> dict[str, float]:
-    """Top-label binned calibration errors of two classes at infinite sample size, by integration over
-    the score difference: the ECE (sum_b |P_b gap_b|) and the RMS error (sqrt(sum_b P_b gap_b^2)),
-    the target of metrics.calibration_error_debiased, both with the equal-width bins of metrics.ece."""
+def _population_two_class(separation: float, slope: float, design: Design, n_bins: int = 15) -> dict[str, float]:
+    """Two classes at infinite sample size, by integration over the score difference: the top-label
+    binned ECE (sum_b |P_b gap_b|), the RMS binned error (sqrt(sum_b P_b gap_b^2), the target of
+    metrics.calibration_error_debiased), both with the equal-width bins of metrics.ece, and the
+    Brier skill against the prior (1 - E[(p1 - y)^2] / (pi (1 - pi)))."""
     sd = np.sqrt(2 * design.variance)
     t = np.linspace(-separation - 12 * sd, separation + 12 * sd, 400_001)
     prior1 = design.prevalence
-    density = prior1 * sps.norm.pdf(t, separation, sd) + (1 - prior1) * sps.norm.pdf(t, -separation, sd)
+    positive, negative = prior1 * sps.norm.pdf(t, separation, sd), (1 - prior1) * sps.norm.pdf(t, -separation, sd)
+    density = positive + negative
     logit = np.log(prior1 / (1 - prior1)) + separation * t / design.variance
     p1, q1 = expit(slope * logit), expit(logit)
     confidence = np.maximum(p1, 1 - p1)
@@ -160,17 +170,16 @@ def _population_calibration_errors(separation: float, slope: float, design: Desi
     gap = np.bincount(bins, weights=(correct - confidence) * density, minlength=n_bins) * step
     mass = np.bincount(bins, weights=density, minlength=n_bins) * step
     occupied = mass > 0
+    brier = float(((positive * (1 - p1) ** 2 + negative * p1**2) * step).sum())
     return {
-        CALIBRATION_RAW: float(np.abs(gap).sum()),
-        CALIBRATION_DEBIASED: float(np.sqrt((gap[occupied] ** 2 / mass[occupied]).sum())),
+        "ece": float(np.abs(gap).sum()),
+        "rms": float(np.sqrt((gap[occupied] ** 2 / mass[occupied]).sum())),
+        "brier_skill": 1.0 - brier / (prior1 * (1 - prior1)),
     }
 
 
-def population_axes(design: Design, delta: float, calibration: str = CALIBRATION_DEBIASED) -> pd.DataFrame:
-    """The population value of each axis (two classes, one task): seed-averaged expectations.
-
-    `calibration` names the error the calibration axis estimates (axes.CALIBRATION_ESTIMATORS):
-    the RMS binned error for the debiased estimator, the binned ECE for the raw one."""
+def population_axes(design: Design) -> pd.DataFrame:
+    """The population value of each axis (two classes, one task): seed-averaged expectations."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(40)
     weights = weights / weights.sum()
     root_v = np.sqrt(design.variance)
@@ -186,15 +195,19 @@ def population_axes(design: Design, delta: float, calibration: str = CALIBRATION
                 for _ in design.perturbations for s in design.severities]
         rows[truth.name] = {
             "discrimination": clean,
-            "calibration": 1.0 - _population_calibration_errors(truth.separation, truth.slope, design)[calibration],
-            "label_efficiency": float(axis_math.label_efficiency(np.array(curve), fractions, delta)),
-            "robustness": float(axis_math.robustness(np.array(pert), np.array(clean), delta)),
+            "calibration": _population_two_class(truth.separation, truth.slope, design)["brier_skill"],
+            "label_efficiency": float(axis_math.label_efficiency(np.array(curve), fractions)),
+            "robustness": float(axis_math.robustness(np.array(pert))),
         }
     return pd.DataFrame(rows).T[list(AXES)]
 
 
-def population_crs(design: Design, reference: str, config: CRSConfig,
-                   calibration: str = CALIBRATION_DEBIASED) -> pd.Series:
-    values = population_axes(design, config.delta, calibration)
+def population_calibration_errors(design: Design) -> pd.DataFrame:
+    """Per encoder, the population ECE and RMS calibration error (what the displays estimate)."""
+    return pd.DataFrame({t.name: _population_two_class(t.separation, t.slope, design) for t in design.encoders}).T
+
+
+def population_crs(design: Design, reference: str, config: CRSConfig) -> pd.Series:
+    values = population_axes(design)
     ref = list(values.index).index(reference)
     return pd.Series(crs_batch(values.to_numpy(), ref, config, list(AXES)).crs, index=values.index)

@@ -379,7 +379,7 @@ def rank_agreement_intervals(
 # --------------------------------------------------------------------------- sensitivity
 
 
-SENSITIVITY_PARTS: tuple[str, ...] = ("components", "axes", "anchors", "scales")
+SENSITIVITY_PARTS: tuple[str, ...] = ("axes",)
 
 
 def weight_sensitivity(
@@ -389,14 +389,13 @@ def weight_sensitivity(
     *,
     vary: Sequence[str] = SENSITIVITY_PARTS,
 ) -> pd.DataFrame:
-    """How the ranking moves when the pre-registered constants are drawn instead of fixed.
+    """How the ranking moves when the axis weights are drawn instead of fixed.
 
-    `config.n_weight_draws` draws from `config.seed`; `vary` names what is drawn, the rest keeps
-    the configured value: component and axis weights from a symmetric Dirichlet
-    (config.weight_concentration; its mean is equal weights), anchors L_a + U(-1, 1) *
-    config.anchor_shift * m_a, scales m_a * f with log f uniform in +-log(config.scale_factor).
-    Per encoder: p_top, mean_rank, rank_p05, rank_median, rank_p95, rank_default and
-    place_depends (the 5-95% rank range is more than one place).
+    `config.n_weight_draws` draws from `config.seed` of the axis weights from a symmetric Dirichlet
+    (config.weight_concentration; its mean is equal weights). The anchors and spans are not drawn:
+    they are the axes' definitions (no value, perfect), not judgements. Per encoder: p_top,
+    mean_rank, rank_p05, rank_median, rank_p95, rank_default and place_depends (the 5-95% rank
+    range is more than one place).
     """
     validate_axis_table(table)
     unknown = sorted(set(vary) - set(SENSITIVITY_PARTS))
@@ -409,25 +408,10 @@ def weight_sensitivity(
     axes = list(table.columns)
     rng = np.random.default_rng(config.seed)
     default = config.chain(axes)
-
-    def drawn(name, draw, value):
-        return draw() if name in vary else np.broadcast_to(value, (n_draws, *np.shape(value)))
-
     a = len(axes)
-    settings = replace(
-        default,
-        component_weights=drawn("components", lambda: rng.dirichlet(np.full(3, config.weight_concentration), n_draws),
-                                default.component_weights),
-        axis_weights=drawn("axes", lambda: rng.dirichlet(np.full(a, config.weight_concentration), n_draws),
-                           default.axis_weights),
-        anchors=drawn("anchors", lambda: default.anchors + rng.uniform(-1, 1, (n_draws, a)) * config.anchor_shift
-                      * default.scales, default.anchors),
-        scales=drawn("scales", lambda: default.scales * np.exp(rng.uniform(-1, 1, (n_draws, a))
-                                                               * np.log(config.scale_factor)), default.scales),
-    )
-    if "components" in vary:
-        # balance keeps a positive weight, as CRSConfig requires (P1, P5)
-        settings = replace(settings, component_weights=np.maximum(settings.component_weights, [0, 1e-9, 0]))
+    weights = rng.dirichlet(np.full(a, config.weight_concentration), n_draws) if "axes" in vary else \
+        np.broadcast_to(default.axis_weights, (n_draws, a))
+    settings = replace(default, axis_weights=weights)
     values = table.to_numpy(dtype=float)
     ranks = competition_ranks(crs_chain(values[None], ref, settings).crs)
     default_ranks = competition_ranks(crs_chain(values, ref, default).crs)[0]

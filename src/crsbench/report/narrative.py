@@ -63,10 +63,10 @@ def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCon
             sentences.append(f"A floor baseline leads: the best encoder that is not one is {best} (CRS "
                              f"{models.iloc[0]['crs']:.2f}, rank {int(models.iloc[0]['crs_rank'])}).")
     ranked = scores
-    why = _why_top(ranked, top, weakest)
+    why = _why_top(ranked, top, weakest, report)
     if why:
         sentences.append(why)
-    sentences += _challengers(ranked, top, weakest, worst)
+    sentences += _challengers(ranked, top, weakest, worst, report)
     by_task = getattr(report, "leading_tier_by_task", {}) or {}
     if by_task:
         parts = "; ".join(f"{task}: {', '.join(tier)}" for task, tier in by_task.items())
@@ -81,26 +81,49 @@ def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCon
     sensitivity = report.weight_sensitivity
     if sensitivity is not None and len(sensitivity):
         leader = sensitivity["p_top"].idxmax()
-        sentences.append(f"With the weights, anchors and scales drawn at random instead of fixed, {leader} is top in "
+        sentences.append(f"With the axis weights drawn at random instead of equal, {leader} is top in "
                          f"{sensitivity.loc[leader, 'p_top']:.0%} of draws.")
     for axis, reason in report.axes_missing.items():
         sentences.append(f"The {AXIS_WORDS.get(axis, axis)} axis is missing ({reason}): the CRS uses the other axes.")
     return sentences
 
 
-def _why_top(ranked: pd.DataFrame, top: str, weakest: dict[str, str]) -> str:
-    if top not in weakest or "worst_axis" not in ranked:
+AXIS_VALUE_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill",
+                    "label_efficiency": "AUROC over label fractions", "robustness": "AUROC under perturbation/shift"}
+
+
+def axis_contributions(report, first: str, second: str) -> pd.Series:
+    """Per axis, the CRS points by which `first` leads `second` (100 w_a (u_first - u_second)); they sum
+    to the CRS difference. Missing axes are left out."""
+    profile = report.profile
+    if first not in profile.index or second not in profile.index:
+        return pd.Series(dtype=float)
+    weights = pd.Series(report.settings.get("axis_weights") or {}, dtype=float)
+    gap = (profile.loc[first] - profile.loc[second]).dropna()
+    return 100.0 * gap * weights.reindex(gap.index).fillna(0.0)
+
+
+def deciding_sentence(report, first: str, second: str, verb: str = "leads") -> str:
+    """Which axes make the difference between two encoders, largest first, with the values behind them."""
+    parts = axis_contributions(report, first, second)
+    if parts.empty:
         return ""
-    axis = AXIS_WORDS.get(weakest[top], weakest[top])
-    worst_axis = ranked["worst_axis"].astype(float)
-    best = worst_axis.max()
-    if len(ranked) > 1 and worst_axis.loc[top] == best:
-        shared = "best worst axis of all encoders" if (worst_axis == best).sum() == 1 else "shares the best worst axis"
-        return f"{top}: {shared} (its weakest is {axis})."
-    return f"{top}: its weakest axis is {axis}."
+    scores = report.scores
+    pieces = []
+    for axis in parts.abs().sort_values(ascending=False).index:
+        mine, theirs = scores.loc[first, axis], scores.loc[second, axis]
+        pieces.append(f"{AXIS_VALUE_WORDS.get(axis, axis)} {parts[axis]:+.1f} ({mine:.3f} vs {theirs:.3f})")
+    return f"{first} {verb} {second} by {parts.sum():.1f} CRS points: " + ", ".join(pieces) + "."
 
 
-def _challengers(ranked: pd.DataFrame, top: str, weakest: dict[str, str], worst: dict[str, WorstCondition]) -> list[str]:
+def _why_top(ranked: pd.DataFrame, top: str, weakest: dict[str, str], report=None) -> str:
+    if report is None or len(ranked) < 2:
+        return ""
+    return deciding_sentence(report, top, str(ranked.index[1]))
+
+
+def _challengers(ranked: pd.DataFrame, top: str, weakest: dict[str, str], worst: dict[str, WorstCondition],
+                 report=None) -> list[str]:
     """Encoders with a higher AUROC than the top-CRS encoder, and what they lose."""
     if "discrimination" not in ranked or pd.isna(ranked.loc[top, "discrimination"]):
         return []
@@ -108,8 +131,10 @@ def _challengers(ranked: pd.DataFrame, top: str, weakest: dict[str, str], worst:
     higher = ranked[ranked["discrimination"] > top_auroc].sort_values("discrimination", ascending=False)
     out = []
     for encoder, row in higher.head(MAX_CHALLENGERS).iterrows():
-        axis = AXIS_WORDS.get(weakest.get(str(encoder), ""), "")
-        weak = f"; its weakest axis is {axis}" if axis else ""
+        parts = axis_contributions(report, top, str(encoder)) if report is not None else pd.Series(dtype=float)
+        gains = parts[parts > 0].sort_values(ascending=False)
+        weak = ("; it loses on " + ", ".join(f"{AXIS_VALUE_WORDS.get(a, a)} ({v:.1f} points)" for a, v in gains.items())
+                if len(gains) else "")
         out.append(f"{encoder} has {row['discrimination'] - top_auroc:.3f} higher AUROC than {top} but a lower CRS "
                    f"({row['crs']:.2f} vs {ranked.loc[top, 'crs']:.2f}){weak}{_loss(worst.get(str(encoder)))}.")
     return out

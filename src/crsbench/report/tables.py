@@ -12,8 +12,7 @@ from crsbench.crs import COMPONENTS
 from crsbench.report import evidence
 from crsbench.report.terminal import fmt
 
-AXIS_HEADERS = {"discrimination": "disc", "calibration": "calib", "label_efficiency": "label eff",
-                "robustness": "robust"}
+from crsbench.report.terminal import AXIS_HEADERS  # noqa: E402  (one set of axis names for every output)
 METRIC_HEADERS = {"auroc": "AUROC", "balanced_accuracy": "bal. acc.", "ece": "ECE", "brier": "Brier", "nll": "NLL"}
 
 
@@ -30,7 +29,7 @@ class Table:
 def _interval(row) -> str:
     if bool(row.get("is_reference", False)):
         return "reference"
-    return "-" if pd.isna(row["ci_low"]) else f"[{fmt(row['ci_low'], 2)}, {fmt(row['ci_high'], 2)}]"
+    return "-" if pd.isna(row["ci_low"]) else f"[{fmt(row['ci_low'], 1)}, {fmt(row['ci_high'], 1)}]"
 
 
 def _tier(value) -> str:
@@ -46,8 +45,8 @@ def _name(encoder, row) -> str:
 def _score_rows(frame: pd.DataFrame) -> tuple[list[list[str]], list[bool]]:
     rows, emphasis = [], []
     for encoder, row in frame.iterrows():
-        rows.append([_name(encoder, row), *(fmt(row.get(a)) for a in AXES), *(fmt(row[c]) for c in COMPONENTS),
-                     fmt(row["crs"]), _interval(row), fmt(row["p_rank1"], 2), _tier(row["in_leading_tier"])])
+        rows.append([_name(encoder, row), *(fmt(row.get(a)) for a in AXES), *(fmt(row[c], 1) for c in COMPONENTS),
+                     fmt(row["crs"], 1), _interval(row), fmt(row["p_rank1"], 2), _tier(row["in_leading_tier"])])
         tier = row["in_leading_tier"]
         emphasis.append(bool(tier) if tier is not pd.NA and pd.notna(tier) else False)
     return rows, emphasis

@@ -81,16 +81,16 @@ def run_summary_line(summary, elapsed: float) -> Text:
 # --------------------------------------------------------------------------- scores
 
 
+# What each axis value is, in its own units (docs/crs.md, "Axes")
 AXIS_HEADERS: dict[str, str] = {
-    "discrimination": "disc",
-    "calibration": "calib",
-    "label_efficiency": "label eff",
-    "robustness": "robust",
+    "discrimination": "AUROC",
+    "calibration": "Brier skill",
+    "label_efficiency": "AUROC over f",
+    "robustness": "AUROC pert/shift",
 }
 BESIDE_HEADERS: dict[str, str] = {
-    "brier_skill": "Brier skill",
+    "ece": "ECE",
     "sufficient_fraction": "enough f",
-    "perturbed_auroc": "pert AUROC",
 }
 
 
@@ -102,11 +102,14 @@ def _axis_header(report, axis: str) -> str:
 
 
 def constants_line(report) -> str:
-    """The pre-registered constants, printed with every score."""
+    """The constants, printed with every score."""
     settings = report.settings
     anchors, scales = settings.get("anchors", {}), settings.get("scales", {})
-    pairs = ", ".join(f"{AXIS_HEADERS.get(a, a)} L={anchors[a]:g} m={scales[a]:g}" for a in anchors)
-    return f"u = (s - L) / m: {pairs}; delta={settings.get('delta', float('nan')):g}, tau={settings.get('tau', float('nan')):g}"
+    weights = settings.get("axis_weights", {})
+    pairs = ", ".join(f"{AXIS_HEADERS.get(a, a)} ({anchors[a]:g} + {scales[a]:g} u, w={weights.get(a, float('nan')):.2f})"
+                      for a in anchors)
+    return (f"skill u = (value - no-value level) / span to perfect: {pairs}; "
+            "CRS = 100 * sum w u, minus the reference's (skill points)")
 
 
 def _interval_cell(row) -> Text:
@@ -114,7 +117,7 @@ def _interval_cell(row) -> Text:
         return Text("reference")
     if pd.isna(row["ci_low"]):
         return Text("-")
-    return Text(f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]")
+    return Text(f"[{fmt(row['ci_low'], 1)}, {fmt(row['ci_high'], 1)}]")
 
 
 def _tier_cell(value) -> str:
@@ -138,7 +141,7 @@ def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...
     columns = [("encoder", "left")]
     columns += [(_axis_header(report, a), "right") for a in AXES]
     columns += [(BESIDE_HEADERS[c], "right") for c in beside]
-    columns += [("dom", "right"), ("balance", "right"), ("worst", "right"), ("CRS", "right"),
+    columns += [("skill", "right"), ("CRS", "right"),
                 (f"{level:.0%} CI", "right"), ("P(#1)", "right"), ("tier", "center")]
     if ranks:
         columns += [("AUROC rank", "right"), ("CRS rank", "right")]
@@ -146,13 +149,13 @@ def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...
         table.add_column(header, justify=justify)
     for encoder, row in frame.iterrows():
         flagged = bool(row.get("not_assessable", False))
-        axis_cells = [fmt(row[a]) + ("!" if flagged and a in ("label_efficiency", "robustness") else "") for a in AXES]
+        axis_cells = [fmt(row[a]) + ("!" if flagged and a == "discrimination" else "") for a in AXES]
         cells = [
             _name_cell(encoder, row),
             *axis_cells,
             *(fmt(row[c], 2) if c == "sufficient_fraction" else fmt(row[c]) for c in beside),
-            *(fmt(row[c]) for c in COMPONENTS),
-            fmt(row["crs"]),
+            *(fmt(row[c], 1) for c in COMPONENTS),
+            fmt(row["crs"], 1),
             _interval_cell(row),
             fmt(row["p_rank1"], 2),
             _tier_cell(row["in_leading_tier"]),
@@ -164,7 +167,7 @@ def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...
     if report.interval_label:
         caption.append(f"CI, P(#1), tier: {report.interval_label}")
     if any(bool(v) for v in frame.get("not_assessable", [])):
-        caption.append("!: not assessable (clean AUROC < 0.5 + delta), scored 0 on the ratio axes")
+        caption.append("!: clean AUROC within delta of chance: its retentions mean little (the score is unaffected)")
     table.caption = Text("; ".join(caption))
     return table
 
@@ -183,7 +186,7 @@ def task_tables(report) -> list[Table]:
 def scores_table(report) -> Table:
     """The cross-task summary, best CRS first; missing axes show '-' and are named in the caption."""
     table = _score_table(report, f"Across tasks: Clinical Reliability Score (reference: {report.reference})",
-                         report.scores, ("brier_skill", "perturbed_auroc"), ranks=True)
+                         report.scores, ("ece",), ranks=True)
     caption = [str(table.caption)]
     caption.append(f"axes used: {', '.join(report.axes_used)}")
     caption += [f"{axis} missing: {reason}" for axis, reason in report.axes_missing.items()]
@@ -225,10 +228,10 @@ def score_lines(report) -> list[Text]:
         sensitivity = report.weight_sensitivity
         top = sensitivity["p_top"].sort_values(ascending=False)
         shares = ", ".join(f"{name} {share:.1%}" for name, share in top.items() if share >= 0.0005)
-        lines.append(Text(f"Under sampled component and axis weights, anchors and scales, top encoder: {shares}"))
+        lines.append(Text(f"Under sampled axis weights, top encoder: {shares}"))
         moving = [str(e) for e in sensitivity.index[sensitivity.get("place_depends", pd.Series(False))]]
         if moving:
-            lines.append(Text(f"  place depends on the weights, anchors and scales: {', '.join(moving)}"))
+            lines.append(Text(f"  place depends on the axis weights: {', '.join(moving)}"))
     for task, tier in (getattr(report, "leading_tier_by_task", {}) or {}).items():
         lines.append(Text(f"Leading tier, task {task}: {', '.join(tier)}"))
     tier = ", ".join(report.leading_tier) or "- (no bootstrap)"

@@ -17,16 +17,15 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-AXIS_WORDS = {"discrimination": "AUROC", "calibration": "calibration", "label_efficiency": "label efficiency",
+AXIS_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill", "label_efficiency": "label efficiency",
               "robustness": "robustness"}
-# what a label-efficiency or robustness value is a share of, for the sentence that compares them
+# what a label-efficiency or robustness value is, for the sentence that compares them
 AXIS_MEANING = {
-    "label_efficiency": "of its above-chance AUROC kept with fewer labels",
-    "robustness": "of its above-chance AUROC kept under perturbation and shift",
+    "label_efficiency": "AUROC averaged over the label fractions",
+    "robustness": "AUROC under perturbation and shift",
 }
 MAX_FACTOR = 100.0  # beyond this many times the data, "more data" is not a useful answer
 RATIO_WORDS = {2: "twice", 3: "three times", 4: "four times"}
-CALIBRATION_FLOOR = 0.0005  # below this a calibration error prints as 0.000: the debiased estimate's floor
 
 
 # below this many independent test units the tier is optimistic: by simulation it held the true best 91% of
@@ -54,20 +53,19 @@ def _ratio_words(ratio: float) -> str:
 
 
 def calibration_error(row) -> float:
-    """The calibration axis is 1 - calibration error."""
-    return 1.0 - float(row["calibration"])
+    """The records' ECE, shown beside the calibration axis (which is the Brier skill, not 1 - ECE)."""
+    return float(row.get("ece", math.nan))
 
 
 def _axis_gap(axis: str, better, worse) -> str:
     """How `worse` falls short of `better` on one axis, in words with both numbers."""
     if axis == "calibration":
         e_worse, e_better = calibration_error(worse), calibration_error(better)
-        if e_better > 0 and e_worse / e_better >= 1.3:
-            return f"{_ratio_words(e_worse / e_better)} the calibration error ({e_worse:.3f} vs {e_better:.3f})"
-        return f"a higher calibration error ({e_worse:.3f} vs {e_better:.3f})"
+        ece = f"; ECE {e_worse:.3f} vs {e_better:.3f}" if math.isfinite(e_worse) and math.isfinite(e_better) else ""
+        return f"a lower Brier skill ({float(worse[axis]):.3f} vs {float(better[axis]):.3f}{ece})"
     if axis == "discrimination":
         return f"a lower AUROC ({float(worse[axis]):.3f} vs {float(better[axis]):.3f})"
-    return (f"lower {AXIS_WORDS[axis]} ({float(worse[axis]):.0%} vs {float(better[axis]):.0%} "
+    return (f"lower {AXIS_WORDS[axis]} ({float(worse[axis]):.3f} vs {float(better[axis]):.3f} "
             f"{AXIS_MEANING[axis]})")
 
 
@@ -187,19 +185,14 @@ def _crs_words(encoder: str, row, report) -> str:
 
 
 def axis_value_words(axis: str, row, evidence: Evidence | None = None) -> str:
-    """One axis of one encoder as a reader knows it: AUROC, calibration error, a share kept."""
+    """One axis of one encoder as a reader knows it, in the axis's own units."""
     if axis == "calibration":
         error = calibration_error(row)
-        if error < CALIBRATION_FLOOR and evidence is not None:
-            # the debiased estimate subtracts its expected sampling noise and is clipped at 0: on a small
-            # test set 0.000 means "too small to tell from noise", not a perfect calibration
-            images = evidence.n_test_images or evidence.n_test
-            return (f"calibration error {error:.3f}, the debiased estimate at its floor on {images:,} test images: "
-                    "smaller than this test set can measure, not a perfect calibration")
-        return f"calibration error {error:.3f}"
+        ece = f" (ECE {error:.3f})" if math.isfinite(error) else ""
+        return f"Brier skill {float(row[axis]):.3f}{ece}"
     if axis == "discrimination":
         return f"AUROC {float(row[axis]):.3f}"
-    return f"{AXIS_WORDS[axis]} {float(row[axis]):.0%}"
+    return f"{AXIS_WORDS[axis]} {float(row[axis]):.3f} ({AXIS_MEANING[axis]})"
 
 
 def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame, evidence: Evidence) -> str:
