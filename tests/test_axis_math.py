@@ -89,4 +89,4 @@ def test_brier_skill_against_the_prior_predictor():
 @pytest.mark.parametrize("bad", [[0.1, 0.5], [0.5, 0.1, 1.0], [1.0]])
 def test_bad_fraction_grids_are_refused(bad):
     with pytest.raises(ValueError, match="fractions"):
-        label_efficiency(np.full(len(bad), 0.7), bad, 0.05)
+        label_efficiency(np.full(len(bad), 0.7), bad)
