@@ -3,7 +3,7 @@
 A synthetic cohort of 15 encoders x 3 tasks x 5 seeds (6 label fractions, 5 perturbations x 5
 severities, one shift dataset) goes through compute_axes once; then
   - vectorised: paired_seed_bootstrap with 10,000 draws (the whole chain per draw, per task and
-    across tasks: seed-means, task-means, fixed-scale profile, dominance, CRS, ranks, intervals, tier);
+    across tasks: seed-means, task-means, skill profile, CRS, ranks, intervals, tier);
   - baseline: the same chain written as a straightforward loop over draws (pandas seed-means per
     draw, then crs_scores), timed on a few hundred draws and extrapolated per draw.
 The two are checked to agree on the baseline's draws. Run: python benchmarks/bootstrap_speed.py

@@ -61,18 +61,22 @@ def loop_bootstrap(records, stored, axis_scores, config: CRSConfig, n_loop: int)
                 if task_type != "multi_label":
                     probs /= probs.sum(axis=1, keepdims=True)
                 return (metrics.auroc_macro(task_type, labels, probs[rows]),
-                        metrics.calibration_error_debiased(task_type, labels, probs[rows]))
+                        metrics.brier(task_type, labels, probs[rows]))
+
+            def prior_brier(prior):
+                return metrics.brier(task_type, labels, np.tile(np.asarray(prior, dtype=np.float64), (len(rows), 1)))
 
             values = np.zeros((len(encoders), len(plan.axes)))
             for e in range(len(encoders)):
                 per_seed = []
                 for s in range(n_seeds):
-                    clean, ece = auroc(plan.full[(e, s)])
+                    clean, brier = auroc(plan.full[(e, s)])
                     curve = [auroc(plan.curve[(e, s, f)])[0] for f in range(len(plan.fractions))]
                     pert = [auroc(plan.pert[(e, s, p)])[0] for p in range(len(plan.perturbed))]
-                    axis = {"discrimination": clean, "calibration": 1 - ece,
-                            "label_efficiency": axis_math.label_efficiency(np.array(curve), plan.fractions, config.delta),
-                            "robustness": axis_math.robustness(np.array(pert), np.array(clean), config.delta)}
+                    axis = {"discrimination": clean,
+                            "calibration": axis_math.brier_skill(brier, prior_brier(plan.prior[(e, s)])),
+                            "label_efficiency": axis_math.label_efficiency(np.array(curve), plan.fractions),
+                            "robustness": axis_math.robustness(np.array(pert))}
                     per_seed.append([float(axis[a]) for a in plan.axes])
                 values[e] = np.average(np.array(per_seed), axis=0, weights=seed_counts[b])
             for k, a in enumerate(plan.axes):
@@ -89,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     records, stored = simulate(DEMO_SHAPE, np.random.default_rng(0))
     config = CRSConfig(n_boot=args.draws, n_weight_draws=0)
-    axis_scores = compute_axes(records, delta=config.delta, predictions=stored)  # calibration: debiased error
+    axis_scores = compute_axes(records, delta=config.delta, predictions=stored)
     print(f"cohort: {len(records)} records, {stored.index['probs'].nunique()} distinct prediction vectors, "
           f"{DEMO_SHAPE.n_cases} cases per task")
 
