@@ -492,3 +492,19 @@ def test_rich_table_shows_every_encoder(report):
     assert table.row_count == 4
     text = _render(report)
     assert "resnet50" in text and "CRS" in text
+
+
+def test_the_deciding_axes_sum_to_the_crs_gap_per_task_and_across_tasks(report):
+    """The report's sentence on what decides a comparison adds up to the CRS difference it explains."""
+    from crsbench.report.narrative import axis_contributions, deciding_sentence, task_sentences
+
+    first, second = report.scores.index[:2]
+    parts = axis_contributions(report, first, second)
+    gap = report.scores.loc[first, "crs"] - report.scores.loc[second, "crs"]
+    assert parts.sum() == pytest.approx(gap, abs=1e-9)
+    assert f"by {gap:.1f} CRS points" in deciding_sentence(report, first, second)
+    for task, rows in report.scores_by_task.groupby("task"):
+        rows = rows.set_index("encoder").sort_values("crs", ascending=False)
+        parts = axis_contributions(report, rows.index[0], rows.index[1], rows)
+        assert parts.sum() == pytest.approx(rows["crs"].iloc[0] - rows["crs"].iloc[1], abs=1e-9)
+    assert len(task_sentences(report)) == report.scores_by_task["task"].nunique()

@@ -161,7 +161,7 @@ def score(
     suite_hash: Optional[str] = SUITE_HASH,
     partial: bool = PARTIAL,
 ) -> None:
-    """Score the encoders: four axes, three components, CRS, interval, leading tier, AUROC vs CRS rank."""
+    """Score the encoders: four axes, skill, CRS, interval, leading tier, AUROC vs CRS rank."""
     _score_and_render(results_dir, reference, n_boot, out, suite_hash, partial)
 
 

@@ -214,7 +214,7 @@ def _scope_table(values: pd.DataFrame, axes: Sequence[str], reference: str, conf
 class PointScores:
     overall: pd.DataFrame  # cross-task axes, extras, components and CRS, per encoder
     by_task: dict[str, pd.DataFrame]
-    profile: pd.DataFrame  # u on the fixed scale, cross-task
+    profile: pd.DataFrame  # u, the skill per axis, cross-task
 
 
 def point_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[PointScores, Notes]:

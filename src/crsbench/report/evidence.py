@@ -149,7 +149,7 @@ def worst_conditions(records: pd.DataFrame) -> dict[str, WorstCondition]:
 
 
 def weakest_axes(report) -> dict[str, str]:
-    """Per encoder, the available axis with the lowest value on the fixed scale (the profile)."""
+    """Per encoder, the available axis with the lowest value in skill u (the profile)."""
     profile = report.profile
     if profile.empty:
         return {}
@@ -157,7 +157,7 @@ def weakest_axes(report) -> dict[str, str]:
 
 
 def profile_against_reference(report) -> pd.DataFrame:
-    """u_e - u_reference per axis on the fixed scale (columns in AXES order; a missing axis is NaN)."""
+    """u_e - u_reference per axis in skill u (columns in AXES order; a missing axis is NaN)."""
     profile = report.profile.reindex(columns=list(AXES))
     if report.reference not in profile.index:
         return profile * np.nan

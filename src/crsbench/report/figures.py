@@ -114,7 +114,7 @@ def _encoder_handles(encoders: list[str], palette: Palette, marker: str | None =
 
 
 def axis_profile(data) -> Drawn:
-    """Small multiples: each encoder's four axes minus the reference's, on the fixed scale u."""
+    """Small multiples: each encoder's four axes minus the reference's, in skill u."""
     report, palette = data.report, data.palette
     delta = evidence.profile_against_reference(report)
     encoders = [e for e in data.encoders if e != report.reference and e in delta.index]
@@ -254,7 +254,7 @@ def rank_distribution(data) -> Drawn:
 
 
 def weight_sensitivity(data) -> Drawn:
-    """How often each encoder is top when weights, anchors and scales are drawn instead of fixed."""
+    """How often each encoder is top when the axis weights are drawn instead of equal."""
     sensitivity = data.report.weight_sensitivity
     if sensitivity is None or sensitivity.empty:
         return Absent("weight sensitivity not computed (n_weight_draws = 0)")
@@ -403,8 +403,8 @@ class PlannedFigure:
 
 CROSS_TASK: tuple[tuple[str, str, str, Callable], ...] = (
     ("axis_profile", "Axis profiles against the reference",
-     "Each encoder's four axes minus the reference's on the fixed scale u = (s - L) / m; bars right of 0 beat "
-     "the reference.", axis_profile),
+     "Each encoder's four axes minus the reference's, in skill u = (value - no-value level) / span to perfect; "
+     "bars right of 0 beat the reference.", axis_profile),
     ("auroc_vs_crs", "AUROC against CRS",
      "Cross-task AUROC against CRS; vertical bars: CRS interval; ringed: the Pareto front (no encoder better on "
      "both); filled: the leading tier.", auroc_vs_crs),
@@ -415,8 +415,8 @@ CROSS_TASK: tuple[tuple[str, str, str, Callable], ...] = (
      "P(rank = k) over bootstrap draws (the bootstrap named in the scores tables); \u2605 marks the leading "
      "tier.", rank_distribution),
     ("weight_sensitivity", "Weight sensitivity",
-     "How often each encoder is top when the component and axis weights, anchors and scales are drawn "
-     "instead of fixed; in brackets its 5-95% rank range.", weight_sensitivity),
+     "How often each encoder is top when the axis weights are drawn (Dirichlet) instead of equal; in "
+     "brackets its 5-95% rank range.", weight_sensitivity),
 )
 
 PER_TASK: tuple[tuple[str, str, str, Callable], ...] = (

@@ -35,7 +35,7 @@ def _loss(worst: WorstCondition | None) -> str:
 
 
 def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCondition]) -> list[str]:
-    """Sentences in reading order. `weakest`: encoder -> its lowest axis on the fixed scale;
+    """Sentences in reading order. `weakest`: encoder -> its lowest axis in skill u;
     `worst`: encoder -> the condition costing it most AUROC (evidence.worst_conditions)."""
     scores = report.scores
     if scores.empty:
@@ -67,6 +67,7 @@ def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCon
     if why:
         sentences.append(why)
     sentences += _challengers(ranked, top, weakest, worst, report)
+    sentences += task_sentences(report)
     by_task = getattr(report, "leading_tier_by_task", {}) or {}
     if by_task:
         parts = "; ".join(f"{task}: {', '.join(tier)}" for task, tier in by_task.items())
@@ -92,28 +93,54 @@ AXIS_VALUE_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill",
                     "label_efficiency": "AUROC over label fractions", "robustness": "AUROC under perturbation/shift"}
 
 
-def axis_contributions(report, first: str, second: str) -> pd.Series:
-    """Per axis, the CRS points by which `first` leads `second` (100 w_a (u_first - u_second)); they sum
-    to the CRS difference. Missing axes are left out."""
-    profile = report.profile
-    if first not in profile.index or second not in profile.index:
+def axis_contributions(report, first: str, second: str, scores: pd.DataFrame | None = None) -> pd.Series:
+    """Per axis, the CRS points by which `first` leads `second` (100 w_a (u_first - u_second)), from the
+    axis values of `scores` (default: the cross-task table) and the printed constants; they sum to the
+    CRS difference of that scope. Axes missing in the scope are left out."""
+    scores = report.scores if scores is None else scores
+    settings = report.settings
+    anchors, spans = settings.get("anchors") or {}, settings.get("scales") or {}
+    weights = settings.get("axis_weights") or {}
+    if first not in scores.index or second not in scores.index:
         return pd.Series(dtype=float)
-    weights = pd.Series(report.settings.get("axis_weights") or {}, dtype=float)
-    gap = (profile.loc[first] - profile.loc[second]).dropna()
-    return 100.0 * gap * weights.reindex(gap.index).fillna(0.0)
+    parts = {}
+    for axis in weights:
+        if axis in scores.columns and axis in anchors and axis in spans:
+            gap = (float(scores.loc[first, axis]) - float(scores.loc[second, axis])) / spans[axis]
+            if math.isfinite(gap):
+                parts[axis] = 100.0 * weights[axis] * gap
+    if not parts:
+        return pd.Series(dtype=float)
+    # the weights of the axes this scope has, renormalised as the scope's CRS does
+    total = sum(weights[a] for a in parts)
+    return pd.Series({a: v / total for a, v in parts.items()}, dtype=float)
 
 
-def deciding_sentence(report, first: str, second: str, verb: str = "leads") -> str:
+def deciding_sentence(report, first: str, second: str, scores: pd.DataFrame | None = None, verb: str = "leads") -> str:
     """Which axes make the difference between two encoders, largest first, with the values behind them."""
-    parts = axis_contributions(report, first, second)
+    scores = report.scores if scores is None else scores
+    parts = axis_contributions(report, first, second, scores)
     if parts.empty:
         return ""
-    scores = report.scores
     pieces = []
     for axis in parts.abs().sort_values(ascending=False).index:
         mine, theirs = scores.loc[first, axis], scores.loc[second, axis]
         pieces.append(f"{AXIS_VALUE_WORDS.get(axis, axis)} {parts[axis]:+.1f} ({mine:.3f} vs {theirs:.3f})")
     return f"{first} {verb} {second} by {parts.sum():.1f} CRS points: " + ", ".join(pieces) + "."
+
+
+def task_sentences(report) -> list[str]:
+    """Per task, what puts its first encoder ahead of its second."""
+    out = []
+    frame = report.scores_by_task
+    for task in report.settings.get("tasks", []):
+        rows = frame[frame["task"] == task].set_index("encoder").sort_values("crs", ascending=False)
+        if len(rows) < 2:
+            continue
+        sentence = deciding_sentence(report, str(rows.index[0]), str(rows.index[1]), rows)
+        if sentence:
+            out.append(f"Task {task}: {sentence}")
+    return out
 
 
 def _why_top(ranked: pd.DataFrame, top: str, weakest: dict[str, str], report=None) -> str:

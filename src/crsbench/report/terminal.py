@@ -173,7 +173,7 @@ def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...
 
 
 def task_tables(report) -> list[Table]:
-    """One table per task (axes, the values beside them, components, CRS, interval, tier): shown first."""
+    """One table per task (axes, the values beside them, skill, CRS, interval, tier): shown first."""
     tables = []
     frame = report.scores_by_task
     for task in report.settings.get("tasks", []):

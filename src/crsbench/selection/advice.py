@@ -70,7 +70,7 @@ def _axis_gap(axis: str, better, worse) -> str:
 
 
 def _scaled(scores: pd.DataFrame, axes, anchors: Mapping[str, float], scales: Mapping[str, float]) -> pd.DataFrame:
-    """u = (s - L) / m, the fixed scale the CRS reads, so axes compare with one another."""
+    """u = (s - L) / m, the skill the CRS reads, so axes compare with one another."""
     return pd.DataFrame({a: (scores[a].astype(float) - anchors.get(a, 0.0)) / scales.get(a, 1.0) for a in axes},
                         index=scores.index)
 
@@ -196,7 +196,7 @@ def axis_value_words(axis: str, row, evidence: Evidence | None = None) -> str:
 
 
 def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame, evidence: Evidence) -> str:
-    """Where the choice is weakest, on the fixed scale the CRS reads, and whether others are weaker still."""
+    """Where the choice is weakest, in the skill the CRS reads, and whether others are weaker still."""
     if scaled.empty:
         return ""
     weakest = scaled.loc[top].idxmin()
