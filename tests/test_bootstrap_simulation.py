@@ -5,19 +5,22 @@ test set (732 cases in clusters of two sharing a difficulty, shared by every enc
 label fractions 10% and 100%, one perturbation at three severities (crsbench.simulation). The
 population CRS is exact (binormal AUROC, integrated ECE, Gauss-Hermite seed expectation).
 
-REPETITIONS cohorts, 300 draws each, with the default CRS weights (calibration included). The
-calibration axis reads the debiased calibration error (metrics.calibration_error_debiased, from the
-per-case predictions), and the population truth is its target, the population RMS binned error.
-Measured (seed 2024): CRS 95% intervals of the three non-reference encoders covered the population
-CRS 0.963 of the time on average (per encoder 0.98, 0.995, 0.915), the simultaneous tier contained
-the true best in 0.955 of repetitions (mean size 2.89 of 4). Monte Carlo standard error: coverage
+REPETITIONS cohorts, 300 draws each, with the default CRS (equal weights, the Brier skill as the
+calibration axis). The true best, d, is the worst calibrated by ECE (population ECE 0.055; a's is 0):
+the cohort checks that the score finds the best encoder when it is not the best calibrated one.
+Measured (seed 2024): population CRS a 0, b 3.72, c -4.84, d 5.14 (gap d - b 1.43); CRS 95% intervals
+of the three non-reference encoders covered the population CRS 0.935 of the time on average (per
+encoder 0.95, 0.92, 0.935); the simultaneous tier contained the true best in 1.000 of repetitions
+(mean size 2.69 of 4); the point winner was the true best in 0.615 (chance 0.25); the point estimate's
+bias was b -0.07, c -0.70, d -0.24 (each +-0.23-0.26 Monte Carlo s.e.), a quarter or less of each
+encoder's distance to its nearest neighbour. Monte Carlo standard error: coverage
 sqrt(0.95 * 0.05 / 200) = 0.015 per encoder (at most that for the mean of three), tier
-sqrt(0.9 * 0.1 / 200) = 0.021 at the 0.90 bound; both smaller than the margins asserted (0.03 on
-each side of 0.95; the tier's 0.90). The test prints its own figures.
+sqrt(0.9 * 0.1 / 200) = 0.021 at the 0.90 bound, point winner 0.034. The test prints its own figures.
+Under the previous definition (soft minimum of fixed-scale units) the point winner was the true best
+no more often than chance, with a bias of -0.31 to -0.61 against a gap of 0.46.
 
-With raw binned ECE in the axis the intervals were centred off the population value (coverage
-0.43-0.78 for the encoders whose calibration binds): ECE's finite-sample bias exceeds the scale
-m = 0.02 at this size (second test), and no resampling interval removes an estimator's bias.
+The probe's refit noise at 100 % labels is not part of this simulation (every seed shares the fit
+there, as in the protocol); the seed noise below 100 % is.
 """
 
 import time
@@ -81,7 +84,10 @@ def test_intervals_cover_the_population_crs_and_the_tier_holds_the_true_best():
     assert per_encoder.min() >= 0.90
     assert tier_rate >= 0.90
     assert top_rate - 3 * se_top > 0.25  # clearly better than picking at random
-    assert (bias.abs() < 0.25 * runner_up_gap).all()  # small against the gap it decides
+    # small against the gaps it decides: each encoder's distance to its nearest neighbour in the population
+    ordered = truth.sort_values()
+    nearest = pd.Series(np.minimum(ordered.diff().fillna(np.inf), -ordered.diff(-1).fillna(-np.inf)), index=ordered.index)
+    assert (bias.abs() < 0.25 * nearest.reindex(bias.index)).all()
 
 
 def _calibration_estimates(repetitions: int):
