@@ -155,3 +155,19 @@ def test_summary_without_bootstrap_says_there_is_no_tier(written):
     scored = api.score(folder, n_boot=0, n_weight_draws=0)
     sentences = narrative.summary_sentences(scored, evidence.weakest_axes(scored), {})
     assert "no leading tier" in sentences[0]
+
+
+def test_a_floor_baseline_first_on_a_task_is_said_plainly(written):
+    import dataclasses
+
+    from crsbench.report.narrative import task_sentences
+
+    folder, _ = written
+    scored = api.score(folder, n_boot=0, n_weight_draws=0)
+    rows = scored.scores_by_task
+    task = rows["task"].iloc[0]
+    first = rows[rows["task"] == task].sort_values("crs", ascending=False)["encoder"].iloc[0]
+    as_baseline = dataclasses.replace(scored, baselines=(first,))
+    assert f"a floor baseline ({first}) is first: no encoder beat it" in " ".join(task_sentences(as_baseline))
+    without = dataclasses.replace(scored, baselines=())
+    assert "floor baseline" not in " ".join(task_sentences(without))

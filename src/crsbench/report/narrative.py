@@ -140,6 +140,8 @@ def task_sentences(report) -> list[str]:
         sentence = deciding_sentence(report, str(rows.index[0]), str(rows.index[1]), rows)
         if sentence:
             out.append(f"Task {task}: {sentence}")
+        if str(rows.index[0]) in set(map(str, report.baselines)):
+            out.append(f"Task {task}: a floor baseline ({rows.index[0]}) is first: no encoder beat it on this task.")
     return out
 
 
