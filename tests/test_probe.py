@@ -161,3 +161,29 @@ def test_gradient_check_in_float32_is_within_1e_7_of_float64(link):
     in_64 = probe_module._checked_gradient(z, targets, weights, l2, coef, intercept, link, torch.float64)
     in_32 = probe_module._checked_gradient(z, targets, weights, l2, coef, intercept, link, torch.float32)
     assert abs(in_32 - in_64) <= 1e-7
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_the_validation_temperature_minimises_validation_log_loss(classes):
+    """Checked against scikit-learn's log_loss on a dense grid of temperatures."""
+    from sklearn.metrics import log_loss
+
+    from crsbench.probe import ProbeConfig, fit_probe
+
+    rng = np.random.default_rng(classes)
+    x = rng.normal(size=(500, 12))
+    y = np.digitize(x[:, 0] + 0.7 * rng.normal(size=500), np.linspace(-0.6, 0.6, classes - 1))
+    probe = fit_probe("single_label", x[:350], y[:350], x[350:], y[350:], classes, ProbeConfig())
+    logits = probe.standardiser.transform(x[350:]) @ probe.coef + probe.intercept
+
+    def loss(t):
+        tempered = type(probe)(**{**probe.__dict__, "temperature": t})
+        return log_loss(y[350:], tempered.predict_proba(x[350:], tempered=True), labels=range(classes))
+
+    grid = np.exp(np.linspace(np.log(0.2), np.log(5), 400))
+    best = grid[np.argmin([loss(t) for t in grid])]
+    assert probe.temperature == pytest.approx(best, rel=0.02)
+    assert loss(probe.temperature) <= loss(1.0) + 1e-12
+    assert logits.shape[0] == 150
+    # the untempered probabilities are unchanged by the temperature
+    np.testing.assert_array_equal(probe.predict_proba(x[350:]), type(probe)(**{**probe.__dict__, "temperature": 3.0}).predict_proba(x[350:]))

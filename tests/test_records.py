@@ -41,7 +41,8 @@ def test_the_doc_holds_the_schema_generated_from_the_record():
 
 def test_schema_lists_are_derived_from_the_record():
     assert EVALUATION_KEY == ("encoder", "task", "seed", "fraction", "condition_kind", "condition", "severity")
-    assert METRIC_FIELDS == ("auroc", "balanced_accuracy", "kappa_quadratic", "ece", "ece_adaptive", "ece_classwise", "brier", "nll")
+    assert METRIC_FIELDS == ("auroc", "balanced_accuracy", "kappa_quadratic", "ece", "ece_temperature_scaled", "ece_adaptive",
+                             "ece_classwise", "brier", "nll")
     assert set(REQUIRED_COLUMNS) == set(EVALUATION_KEY) | {"auroc", "ece", "brier", "nll"}
     columns = dict(RECORD_COLUMNS)
     assert columns["record_key"] == "TEXT PRIMARY KEY" and columns["seed"] == "INTEGER"

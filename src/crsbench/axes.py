@@ -42,7 +42,7 @@ CALIBRATION_NOTE = ("calibration axis: Brier skill against the training prior (1
 
 # axis -> the per-task values shown beside it
 BESIDE: dict[str, tuple[str, ...]] = {
-    "calibration": ("ece", "calibration_error", "brier"),
+    "calibration": ("ece", "ece_temperature_scaled", "calibration_error", "brier"),
     "label_efficiency": ("sufficient_fraction",),
     "robustness": ("perturbed_auroc",),
 }
@@ -236,6 +236,7 @@ SUMMARY_EXTRAS: tuple[str, ...] = ("ece", "brier", "nll", "perturbed_auroc")
 
 PER_SEED_EXTRAS: tuple[str, ...] = (
     "ece",
+    "ece_temperature_scaled",
     "calibration_error",
     "brier",
     "nll",
@@ -278,7 +279,7 @@ def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delt
     """Axis values per (encoder, task, seed), NaN where the records for an axis are absent.
 
     Columns: encoder, task, seed, the four axes (PROTOCOL section 6, docs/crs.md), then
-    PER_SEED_EXTRAS: ECE, the debiased calibration error (`calibration_errors`, by record_key, NaN
+    PER_SEED_EXTRAS: ECE, ECE after the validation temperature, the debiased calibration error (`calibration_errors`, by record_key, NaN
     without stored predictions), Brier and NLL beside calibration; the smallest sufficient fraction
     beside label efficiency; the perturbed and shift AUROC levels and the two retentions beside
     robustness; whether the clean AUROC is less than `delta` above chance (a flag only).
@@ -293,6 +294,9 @@ def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delt
     out["discrimination"] = clean_auroc.reindex(index)
     out["calibration"] = _brier_skill(full).reindex(index)
     out["ece"] = _index_ets(full, "ece").reindex(index)
+    tempered = full["ece_temperature_scaled"] if "ece_temperature_scaled" in full else pd.Series(np.nan, index=full.index)
+    out["ece_temperature_scaled"] = _index_ets(full.assign(ece_temperature_scaled=pd.to_numeric(tempered, errors="coerce")),
+                                               "ece_temperature_scaled").reindex(index)
     errors = full["record_key"].map(calibration_errors) if calibration_errors is not None and "record_key" in full \
         else pd.Series(np.nan, index=full.index)
     out["calibration_error"] = _index_ets(full.assign(calibration_error=errors), "calibration_error").reindex(index)

@@ -84,8 +84,11 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> dic
     started = time.perf_counter()
     probabilities = fitted.probe.predict_proba(eval_set.x)
     scores = metrics.evaluate(fitted.task_type, eval_set.y, probabilities)
+    tempered = fitted.probe.predict_proba(eval_set.x, tempered=True)
     return {
         **scores,
+        "ece_temperature_scaled": metrics.ece(fitted.task_type, eval_set.y, tempered),
+        "probe_temperature": fitted.probe.temperature,
         "condition_kind": condition.kind,
         "condition": condition.name,
         "severity": condition.severity,

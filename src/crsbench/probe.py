@@ -124,14 +124,36 @@ class FittedProbe:
     converged: bool = True
     grad_norm: float = 0.0  # max |gradient| of the objective at the chosen fits, as rechecked
     gemm_flops: float = 0.0  # work the solver did in matrix products (for throughput figures)
+    temperature: float = 1.0  # fitted on validation log-loss after C is chosen; shown beside, never used to score
 
     @property
     def summary_c(self) -> float:
         return float(np.nanmedian(self.chosen_c)) if np.isfinite(self.chosen_c).any() else float("nan")
 
-    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+    def predict_proba(self, x: np.ndarray, tempered: bool = False) -> np.ndarray:
+        """The probe's probabilities; `tempered`: with its logits divided by the validation temperature
+        (the standard deployment fix for miscalibration), for the ECE shown beside the calibration axis."""
         logits = self.standardiser.transform(x) @ self.coef + self.intercept
+        if tempered:
+            logits = logits / self.temperature
         return HEADS[self.head][0](logits, self.classes, self.constants, self.n_classes)
+
+
+TEMPERATURE_BOUNDS = (0.05, 20.0)
+
+
+def fit_temperature(val_loss) -> float:
+    """The temperature T minimising `val_loss(T)` (validation log-loss of logits / T), on a log scale.
+
+    One scalar per probe (per task for multi-label), bounded so that a separable validation split
+    cannot send it to 0. Bounded Brent search in log T.
+    """
+    from scipy.optimize import minimize_scalar
+
+    low, high = np.log(TEMPERATURE_BOUNDS)
+    result = minimize_scalar(lambda log_t: val_loss(float(np.exp(log_t))), bounds=(low, high), method="bounded",
+                             options={"xatol": 1e-4})
+    return float(np.exp(result.x))
 
 
 def _log_loss(y: np.ndarray, proba: np.ndarray) -> float:
@@ -233,9 +255,11 @@ def _fit_single_label(task_type, z, y, z_val, y_val, n_classes, standardiser, c_
     best = _pick(losses, c_values)
     coef, intercept = solution.coef[best], solution.intercept[best]
     grad = _checked_gradient(z, check_targets, np.full(n, 1.0 / n), l2[best], coef, intercept, batch.link, _solver_dtype(config))
+    temperature = fit_temperature(lambda t: _log_loss(y_val, predict(logits[best] / t, classes, None, n_classes)))
     return FittedProbe(
         task_type, n_classes, standardiser, head, coef, intercept, classes, np.zeros(0), [c_values[best]],
         losses[best], converged=grad <= config.tol, grad_norm=grad, gemm_flops=solution.gemm_flops,
+        temperature=temperature,
     )
 
 
@@ -258,7 +282,8 @@ def _fit_multi_label(z, y, z_val, y_val, n_classes, standardiser, c_values, conf
     weights = (seen[:, labels] / counts[labels]).astype(np.float32)
     l2 = 1.0 / (c_of * counts[labels])
     solution = _solve(z, probe_engine.Batch("sigmoid", targets, weights, l2, 1), config, device)
-    val_proba = _sigmoid(_validation_logits(z_val, solution.coef, solution.intercept)[:, :, 0])  # [P, n_val]
+    val_logits = _validation_logits(z_val, solution.coef, solution.intercept)[:, :, 0]  # [P, n_val]
+    val_proba = _sigmoid(val_logits)
     picked, losses = [], []
     for i, j in enumerate(fitted):
         observed = ~np.isnan(y_val[:, j])
@@ -270,8 +295,15 @@ def _fit_multi_label(z, y, z_val, y_val, n_classes, standardiser, c_values, conf
         losses.append(label_losses[best])
     coef, intercept = solution.coef[picked, :, 0].T, solution.intercept[picked, 0]
     grad = _checked_gradient(z, targets[:, picked], weights[:, picked], l2[picked], coef, intercept, "sigmoid", _solver_dtype(config))
+    chosen_logits = val_logits[picked]  # [labels, n_val]
+
+    def tempered_loss(t: float) -> float:
+        return float(np.mean([_binary_log_loss(y_val[~np.isnan(y_val[:, j]), j],
+                                               _sigmoid(chosen_logits[i, ~np.isnan(y_val[:, j])] / t))
+                              for i, j in enumerate(fitted)]))
+
     return FittedProbe(
         "multi_label", n_classes, standardiser, "multi_label", coef, intercept,
         np.array(fitted), constants, chosen, float(np.mean(losses)), converged=grad <= config.tol, grad_norm=grad,
-        gemm_flops=solution.gemm_flops,
+        gemm_flops=solution.gemm_flops, temperature=fit_temperature(tempered_loss),
     )

@@ -74,6 +74,10 @@ class RunRecord(BaseModel):
     ece: Optional[float] = _column(
         "15 equal-width bins; top-label (single-label), per-label mean (multi-label)", role="metric", scored=True
     )
+    ece_temperature_scaled: Optional[float] = _column(
+        "ECE after dividing the logits by a temperature fitted on validation log-loss (shown beside the"
+        " calibration axis; null in records written before it existed)", role="metric"
+    )
     ece_adaptive: Optional[float] = _column("ECE with 15 equal-mass bins", role="metric")
     ece_classwise: Optional[float] = _column("class-wise ECE", role="metric")
     brier: Optional[float] = _column("Brier score", role="metric", scored=True)
@@ -84,6 +88,7 @@ class RunRecord(BaseModel):
     positives_eval: Optional[list[int]] = _column("positives per class in the evaluation set", unit="examples", role="detail")
     probe_c: Optional[float] = _column("chosen inverse L2 strength")
     probe_val_nll: Optional[float] = _column("validation log-loss at the chosen strength", unit="nats per example")
+    probe_temperature: Optional[float] = _column("temperature fitted on validation log-loss after the strength was chosen")
     probe_converged: Optional[bool] = _column(
         "the chosen fit's largest gradient entry is within the probe tolerance; false = not converged (see"
         " probe_grad_norm)"

@@ -90,6 +90,7 @@ AXIS_HEADERS: dict[str, str] = {
 }
 BESIDE_HEADERS: dict[str, str] = {
     "ece": "ECE",
+    "ece_temperature_scaled": "ECE (T)",
     "sufficient_fraction": "enough f",
 }
 
@@ -164,6 +165,8 @@ def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...
             cells += [_rank(row["auroc_rank"]), _rank(row["crs_rank"])]
         table.add_row(*cells)
     caption = [constants_line(report)]
+    if "ece_temperature_scaled" in beside:
+        caption.append("ECE (T): after a temperature fitted on validation log-loss (not scored)")
     if report.interval_label:
         caption.append(f"CI, P(#1), tier: {report.interval_label}")
     if any(bool(v) for v in frame.get("not_assessable", [])):
