@@ -30,7 +30,7 @@ LINE_STYLES: tuple[str, ...] = ("-", "--", ":", "-.")
 BASELINE_STYLES: tuple[str, ...] = ("--", ":", "-.")  # greys alone are hard to tell apart
 AXIS_LABELS: dict[str, str] = {
     "discrimination": "discrimination",
-    "calibration": "calibration",
+    "calibration": "calibration (Brier skill)",
     "label_efficiency": "label efficiency",
     "robustness": "robustness",
 }
@@ -143,7 +143,7 @@ def axis_profile(data) -> Drawn:
     for i, ax in enumerate(axs[len(encoders):], start=len(encoders)):
         ax.set_visible(False)
         axs[i - ncols].tick_params(labelbottom=True)  # the panel above has no panel under it
-    fig.supxlabel(f"u minus reference ({label(report.reference, 18)}); right = better", fontsize=7)
+    fig.supxlabel(f"skill u minus reference ({label(report.reference, 18)}); right = better", fontsize=7)
     return fig
 
 
