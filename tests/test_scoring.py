@@ -508,3 +508,23 @@ def test_the_deciding_axes_sum_to_the_crs_gap_per_task_and_across_tasks(report):
         parts = axis_contributions(report, rows.index[0], rows.index[1], rows)
         assert parts.sum() == pytest.approx(rows["crs"].iloc[0] - rows["crs"].iloc[1], abs=1e-9)
     assert len(task_sentences(report)) == report.scores_by_task["task"].nunique()
+
+
+def test_quadratic_kappa_is_shown_beside_discrimination_on_ordinal_tasks_only():
+    data = one_task_records({1.0: 0.8})
+    data["task_type"], data["kappa_quadratic"] = "ordinal", 0.61
+    values = per_seed_axes(data)
+    assert values["kappa_quadratic"].tolist() == pytest.approx([0.61, 0.61])
+    assert per_seed_axes(one_task_records({1.0: 0.8}))["kappa_quadratic"].isna().all()
+    report = score_records(data, "a", CRSConfig(n_boot=0, n_weight_draws=0))
+    from crsbench.report import task_tables
+
+    console = Console(record=True, width=240)
+    for table in task_tables(report):
+        console.print(table)
+    assert "QWK" in console.export_text()
+    plain = score_records(one_task_records({1.0: 0.8}), "a", CRSConfig(n_boot=0, n_weight_draws=0))
+    console = Console(record=True, width=240)
+    for table in task_tables(plain):
+        console.print(table)
+    assert "QWK" not in console.export_text()

@@ -42,6 +42,7 @@ CALIBRATION_NOTE = ("calibration axis: Brier skill against the training prior (1
 
 # axis -> the per-task values shown beside it
 BESIDE: dict[str, tuple[str, ...]] = {
+    "discrimination": ("kappa_quadratic",),
     "calibration": ("ece", "ece_temperature_scaled", "calibration_error", "brier"),
     "label_efficiency": ("sufficient_fraction",),
     "robustness": ("perturbed_auroc",),
@@ -235,6 +236,7 @@ def _counts(value):
 SUMMARY_EXTRAS: tuple[str, ...] = ("ece", "brier", "nll", "perturbed_auroc")
 
 PER_SEED_EXTRAS: tuple[str, ...] = (
+    "kappa_quadratic",
     "ece",
     "ece_temperature_scaled",
     "calibration_error",
@@ -279,7 +281,7 @@ def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delt
     """Axis values per (encoder, task, seed), NaN where the records for an axis are absent.
 
     Columns: encoder, task, seed, the four axes (PROTOCOL section 6, docs/crs.md), then
-    PER_SEED_EXTRAS: ECE, ECE after the validation temperature, the debiased calibration error (`calibration_errors`, by record_key, NaN
+    PER_SEED_EXTRAS: quadratic kappa beside discrimination (ordinal tasks; NaN otherwise); ECE, ECE after the validation temperature, the debiased calibration error (`calibration_errors`, by record_key, NaN
     without stored predictions), Brier and NLL beside calibration; the smallest sufficient fraction
     beside label efficiency; the perturbed and shift AUROC levels and the two retentions beside
     robustness; whether the clean AUROC is less than `delta` above chance (a flag only).
@@ -293,6 +295,9 @@ def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delt
     clean_auroc = _index_ets(full, "auroc")
     out["discrimination"] = clean_auroc.reindex(index)
     out["calibration"] = _brier_skill(full).reindex(index)
+    kappa = pd.to_numeric(full["kappa_quadratic"], errors="coerce") if "kappa_quadratic" in full else \
+        pd.Series(np.nan, index=full.index)
+    out["kappa_quadratic"] = _index_ets(full.assign(kappa_quadratic=kappa), "kappa_quadratic").reindex(index)
     out["ece"] = _index_ets(full, "ece").reindex(index)
     tempered = full["ece_temperature_scaled"] if "ece_temperature_scaled" in full else pd.Series(np.nan, index=full.index)
     out["ece_temperature_scaled"] = _index_ets(full.assign(ece_temperature_scaled=pd.to_numeric(tempered, errors="coerce")),

@@ -89,6 +89,7 @@ AXIS_HEADERS: dict[str, str] = {
     "robustness": "AUROC pert/shift",
 }
 BESIDE_HEADERS: dict[str, str] = {
+    "kappa_quadratic": "QWK",
     "ece": "ECE",
     "ece_temperature_scaled": "ECE (T)",
     "sufficient_fraction": "enough f",
@@ -181,8 +182,10 @@ def task_tables(report) -> list[Table]:
     frame = report.scores_by_task
     for task in report.settings.get("tasks", []):
         rows = frame[frame["task"] == task].set_index("encoder")
+        # a value this task does not have (QWK outside ordinal tasks, ECE (T) in older records) is left out
+        beside = tuple(c for c in BESIDE_HEADERS if c in rows and pd.to_numeric(rows[c], errors="coerce").notna().any())
         tables.append(_score_table(report, f"Task {task}: CRS (reference: {report.reference})", rows,
-                                   tuple(BESIDE_HEADERS), ranks=False))
+                                   beside, ranks=False))
     return tables
 
 
