@@ -34,7 +34,7 @@ MISSING_REASONS: dict[str, str] = {
 # alone: one estimator for every record, with or without stored predictions, so estimators never
 # mix. A proper score credits calibration together with discrimination, has no floor at which
 # "smaller than this test set can measure" reads as perfect, and puts the prior predictor (perfectly
-# calibrated, no information) at 0 (docs/crs.md, "Calibration").
+# calibrated, no information) at 0 (docs/crs.md, "Why these axes").
 CALIBRATION_AXIS = "brier_skill"
 CALIBRATION_NOTE = ("calibration axis: Brier skill against the training prior (1 - Brier / Brier of predicting "
                     "the training prevalence; 0 = the prior predictor, 1 = perfect); ECE and the debiased "

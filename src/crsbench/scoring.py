@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from crsbench.axes import AXES, BESIDE, SUMMARY_EXTRAS, AxisScores, compute_axes
+from crsbench.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
 from crsbench.crs import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
 from crsbench.records import aggregate_seeds
 from crsbench.bootstrap import CaseBootstrap, case_bootstrap
@@ -330,7 +330,7 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, base
         "n_weight_draws": config.n_weight_draws,
         "weight_concentration": config.weight_concentration,
         "resample": config.resample,
-        "calibration_axis": "brier_skill",
+        "calibration_axis": CALIBRATION_AXIS,
     }
 
 
