@@ -132,6 +132,17 @@ def test_the_brier_skill_axis_is_unbiased_where_binned_calibration_errors_are_no
     assert (debiased_bias.abs() < raw_bias.abs()).all()
 
 
+def fifteen_encoder_design() -> Design:
+    """15 encoders at the published cohort size: separation 0.9-1.5, calibration slopes 0.7-1.2, label
+    hunger and fragility drawn (seed 15); 732 cases."""
+    rng = np.random.default_rng(15)
+    encoders = tuple(
+        EncoderTruth(f"e{i:02d}", separation=float(s), slope=float(sl), hunger=float(h), fragility=float(f))
+        for i, (s, sl, h, f) in enumerate(zip(np.linspace(0.9, 1.5, 15), rng.uniform(0.7, 1.2, 15),
+                                              rng.uniform(0.15, 0.45, 15), rng.uniform(0.1, 0.35, 15))))
+    return Design(encoders, n_cases=732)
+
+
 @pytest.mark.slow
 def test_a_fifteen_encoder_cohort_gets_a_small_tier_that_still_holds_the_true_best():
     """P14 at the published cohort size: 15 encoders (separation 0.9-1.5, calibration slopes 0.7-1.2,
@@ -140,12 +151,7 @@ def test_a_fifteen_encoder_cohort_gets_a_small_tier_that_still_holds_the_true_be
     14.6-14.8); the point winner was the true best in 0.600 (chance 0.067; Monte Carlo s.e. 0.063);
     coverage 0.964 (s.e. about 0.01 for the mean over 14 encoders); of the 8 encoders more than 3
     standard deviations of their difference behind the best, 0.981 were left out of the tier."""
-    rng0 = np.random.default_rng(15)
-    encoders = tuple(
-        EncoderTruth(f"e{i:02d}", separation=float(s), slope=float(sl), hunger=float(h), fragility=float(f))
-        for i, (s, sl, h, f) in enumerate(zip(np.linspace(0.9, 1.5, 15), rng0.uniform(0.7, 1.2, 15),
-                                              rng0.uniform(0.15, 0.45, 15), rng0.uniform(0.1, 0.35, 15))))
-    design = Design(encoders, n_cases=732)
+    design = fifteen_encoder_design()
     config = CRSConfig(n_boot=DRAWS, n_weight_draws=0)
     truth = population_crs(design, "e00", config)
     best = truth.idxmax()
@@ -184,12 +190,7 @@ def test_the_mean_of_skills_finds_the_true_top_more_often_than_a_soft_minimum():
     point top under each aggregate against that aggregate's own population top. Measured: mean 0.62,
     soft minimum tau 0.25 0.47, tau 0.1 0.37, minimum 0.55. Asserted: the mean beats the tau = 0.1 soft
     minimum by more than 2 standard errors of the paired difference."""
-    rng0 = np.random.default_rng(15)
-    encoders = tuple(
-        EncoderTruth(f"e{i:02d}", separation=float(s), slope=float(sl), hunger=float(h), fragility=float(f))
-        for i, (s, sl, h, f) in enumerate(zip(np.linspace(0.9, 1.5, 15), rng0.uniform(0.7, 1.2, 15),
-                                              rng0.uniform(0.15, 0.45, 15), rng0.uniform(0.1, 0.35, 15))))
-    design = Design(encoders, n_cases=732)
+    design = fifteen_encoder_design()
     config = CRSConfig()
     axes = list(population_axes(design).columns)
     anchors, spans = config.anchor_vector(axes), config.scale_vector(axes)
