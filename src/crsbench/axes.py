@@ -275,14 +275,21 @@ def debiased_calibration_errors(records: pd.DataFrame, predictions) -> pd.Series
     return pd.Series(errors, name="calibration_error", dtype=float)
 
 
+def _optional(full: pd.DataFrame, values: pd.Series | None) -> pd.Series:
+    """Values aligned with `full`'s rows (None: a column older records lack), numeric, by (encoder, task, seed)."""
+    numeric = pd.Series(np.nan, index=full.index) if values is None else pd.to_numeric(values, errors="coerce")
+    return _index_ets(full.assign(_value=numeric), "_value")
+
+
 def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delta: float = DEFAULT_DELTA,
                   margin: float = DEFAULT_MARGIN,
                   calibration_errors: pd.Series | None = None) -> pd.DataFrame:
     """Axis values per (encoder, task, seed), NaN where the records for an axis are absent.
 
     Columns: encoder, task, seed, the four axes (PROTOCOL section 6, docs/crs.md), then
-    PER_SEED_EXTRAS: quadratic kappa beside discrimination (ordinal tasks; NaN otherwise); ECE, ECE after the validation temperature, the debiased calibration error (`calibration_errors`, by record_key, NaN
-    without stored predictions), Brier and NLL beside calibration; the smallest sufficient fraction
+    PER_SEED_EXTRAS: quadratic kappa beside discrimination (ordinal tasks; NaN otherwise); ECE, ECE
+    after the validation temperature, the debiased calibration error (`calibration_errors`, by
+    record_key, NaN without stored predictions), Brier and NLL beside calibration; the smallest sufficient fraction
     beside label efficiency; the perturbed and shift AUROC levels and the two retentions beside
     robustness; whether the clean AUROC is less than `delta` above chance (a flag only).
     """
@@ -295,16 +302,11 @@ def per_seed_axes(records: pd.DataFrame, notes: list[str] | None = None, *, delt
     clean_auroc = _index_ets(full, "auroc")
     out["discrimination"] = clean_auroc.reindex(index)
     out["calibration"] = _brier_skill(full).reindex(index)
-    kappa = pd.to_numeric(full["kappa_quadratic"], errors="coerce") if "kappa_quadratic" in full else \
-        pd.Series(np.nan, index=full.index)
-    out["kappa_quadratic"] = _index_ets(full.assign(kappa_quadratic=kappa), "kappa_quadratic").reindex(index)
+    out["kappa_quadratic"] = _optional(full, full.get("kappa_quadratic")).reindex(index)
     out["ece"] = _index_ets(full, "ece").reindex(index)
-    tempered = full["ece_temperature_scaled"] if "ece_temperature_scaled" in full else pd.Series(np.nan, index=full.index)
-    out["ece_temperature_scaled"] = _index_ets(full.assign(ece_temperature_scaled=pd.to_numeric(tempered, errors="coerce")),
-                                               "ece_temperature_scaled").reindex(index)
-    errors = full["record_key"].map(calibration_errors) if calibration_errors is not None and "record_key" in full \
-        else pd.Series(np.nan, index=full.index)
-    out["calibration_error"] = _index_ets(full.assign(calibration_error=errors), "calibration_error").reindex(index)
+    out["ece_temperature_scaled"] = _optional(full, full.get("ece_temperature_scaled")).reindex(index)
+    errors = full["record_key"].map(calibration_errors) if calibration_errors is not None and "record_key" in full else None
+    out["calibration_error"] = _optional(full, errors).reindex(index)
     out["brier"] = _index_ets(full, "brier").reindex(index)
     out["nll"] = _index_ets(full, "nll").reindex(index)
     for part in (_label_efficiency(rec, notes, margin), _robustness(rec, clean_auroc, notes, delta)):
