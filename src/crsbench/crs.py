@@ -41,7 +41,7 @@ DEFAULT_LEVEL = 0.95
 INTERVAL_METHODS: tuple[str, ...] = ("percentile", "expanded")
 DEFAULT_INTERVAL = "expanded"
 
-# The "no value" level of each axis and its span to a perfect value (docs/crs.md, "Commensurate axes").
+# The "no value" level of each axis and its span to a perfect value (docs/crs.md, section 2).
 DEFAULT_ANCHORS: dict[str, float] = {
     "discrimination": 0.5,  # AUROC of a probe that predicts the class prior
     "calibration": 0.0,  # Brier skill of the prior predictor

@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 
+from crsbench.crs import CRSConfig, crs_batch
 from crsbench.report.evidence import WorstCondition
 
 AXIS_WORDS = {"discrimination": "discrimination", "calibration": "calibration",
@@ -63,7 +64,7 @@ def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCon
             sentences.append(f"A floor baseline leads: the best encoder that is not one is {best} (CRS "
                              f"{models.iloc[0]['crs']:.2f}, rank {int(models.iloc[0]['crs_rank'])}).")
     ranked = scores
-    why = _why_top(ranked, top, weakest, report)
+    why = _why_top(ranked, top, report)
     if why:
         sentences.append(why)
     sentences += _challengers(ranked, top, weakest, worst, report)
@@ -94,29 +95,25 @@ AXIS_VALUE_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill",
 
 
 def axis_contributions(report, first: str, second: str, scores: pd.DataFrame | None = None) -> pd.Series:
-    """Per axis, the CRS points by which `first` leads `second` (100 w_a (u_first - u_second)), from the
-    axis values of `scores` (default: the cross-task table) and the printed constants; they sum to the
-    CRS difference of that scope. Axes missing in the scope are left out."""
+    """Per axis, the CRS points by which `first` leads `second` (CRSBatch.contribution), from the axis
+    values of `scores` (default: the cross-task table) and the constants the report printed; they sum
+    to the CRS difference of that scope. Axes the scope lacks are left out, as its CRS leaves them."""
     scores = report.scores if scores is None else scores
     settings = report.settings
-    anchors, spans = settings.get("anchors") or {}, settings.get("scales") or {}
     weights = settings.get("axis_weights") or {}
     if first not in scores.index or second not in scores.index:
         return pd.Series(dtype=float)
-    parts = {}
-    for axis in weights:
-        if axis in scores.columns and axis in anchors and axis in spans:
-            gap = (float(scores.loc[first, axis]) - float(scores.loc[second, axis])) / spans[axis]
-            if math.isfinite(gap):
-                parts[axis] = 100.0 * weights[axis] * gap
-    if not parts:
+    pair = scores.loc[[first, second]]
+    axes = [a for a in weights if a in pair.columns and pd.to_numeric(pair[a], errors="coerce").notna().all()]
+    if not axes:
         return pd.Series(dtype=float)
-    # the weights of the axes this scope has, renormalised as the scope's CRS does
-    total = sum(weights[a] for a in parts)
-    return pd.Series({a: v / total for a, v in parts.items()}, dtype=float)
+    config = CRSConfig(anchors=settings.get("anchors"), scales=settings.get("scales"),
+                       axis_weights={a: weights[a] for a in axes}, n_boot=0, n_weight_draws=0)
+    batch = crs_batch(pair[axes].to_numpy(dtype=float), 1, config, axes)
+    return pd.Series(batch.contribution[0], index=axes, dtype=float)
 
 
-def deciding_sentence(report, first: str, second: str, scores: pd.DataFrame | None = None, verb: str = "leads") -> str:
+def deciding_sentence(report, first: str, second: str, scores: pd.DataFrame | None = None) -> str:
     """Which axes make the difference between two encoders, largest first, with the values behind them."""
     scores = report.scores if scores is None else scores
     parts = axis_contributions(report, first, second, scores)
@@ -126,7 +123,7 @@ def deciding_sentence(report, first: str, second: str, scores: pd.DataFrame | No
     for axis in parts.abs().sort_values(ascending=False).index:
         mine, theirs = scores.loc[first, axis], scores.loc[second, axis]
         pieces.append(f"{AXIS_VALUE_WORDS.get(axis, axis)} {parts[axis]:+.1f} ({mine:.3f} vs {theirs:.3f})")
-    return f"{first} {verb} {second} by {parts.sum():.1f} CRS points: " + ", ".join(pieces) + "."
+    return f"{first} leads {second} by {parts.sum():.1f} CRS points: " + ", ".join(pieces) + "."
 
 
 def task_sentences(report) -> list[str]:
@@ -145,7 +142,7 @@ def task_sentences(report) -> list[str]:
     return out
 
 
-def _why_top(ranked: pd.DataFrame, top: str, weakest: dict[str, str], report=None) -> str:
+def _why_top(ranked: pd.DataFrame, top: str, report=None) -> str:
     if report is None or len(ranked) < 2:
         return ""
     return deciding_sentence(report, top, str(ranked.index[1]))
