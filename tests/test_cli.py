@@ -218,7 +218,7 @@ def _folder_suite(tmp_path, csv_name="labels.csv"):
         encoders: [raw-pixels]
         tasks:
           - name: own
-            dataset: {{kind: folder, root: images, csv: {csv_name}, label_columns: dx, image_size: 8,
+            dataset: {{kind: folder, root: images, csv: {csv_name}, label_columns: dx, max_side: 8,
                       fractions: [0.5, 0.25, 0.25]}}
         """))
     return suite, root

@@ -17,7 +17,8 @@ def test_bare_command_lists_the_whole_registry():
         assert name in result.output
     assert {"efficientnet-lite0", "raw-pixels", "colour-texture", "rad-dino"} <= set(encoder_names())
     assert "unconfirmed" in result.output and "microsoft/rad-dino" in result.output
-    assert "not pinned" in result.output and "256 -> crop 224" in result.output
+    assert "not pinned" in result.output and "shorter-side 256 bicubic," in result.output  # the input rule
+    assert "squash 448 bilinear, no" in result.output  # MedSigLIP: the authors' evaluation resize
 
 
 def test_show_prints_every_field_of_one_entry():

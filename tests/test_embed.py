@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from crsbench.datasets.base import ArrayImages, DatasetMeta, SplitData, sha256_of
-from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest, content_hash, resize_batch
+from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest, content_hash
+from crsbench.pixels import PixelRule
 from crsbench.encoders.base import EncoderBase
 from crsbench.encoders.spec import EncoderSpec
 
@@ -19,6 +20,18 @@ class CountingEncoder(EncoderBase):
     def encode(self, images):
         self.calls += 1
         return images.reshape(len(images), -1, 3).mean(axis=1).astype(np.float32)
+
+
+class RecordingEncoder(CountingEncoder):
+    """Keeps every batch it was given, to check what the engine feeds an encoder."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def encode(self, images):
+        self.seen.append(images)
+        return super().encode(images)
 
 
 class TinyDataset:
@@ -109,43 +122,16 @@ def test_cache_key_separates_everything_that_changes_the_vectors(tmp_path):
     assert len(keys) == 4
 
 
-@pytest.mark.parametrize("resize,pil_filter", [("bilinear", "BILINEAR"), ("bicubic", "BICUBIC")])
-def test_resize_batch_matches_pil_float_resize(resize, pil_filter):
-    """One float resize, as PIL resizes a float ('F') image with the same antialiased filter; no rounding."""
-    from PIL import Image
-
-    images = np.random.default_rng(0).integers(0, 256, (2, 40, 40, 3), dtype=np.uint8)
-    ours = resize_batch(images, 16, resize)
-    assert ours.dtype == np.float32 and ours.shape == (2, 16, 16, 3)
-    pil = np.stack([
-        np.stack([np.asarray(Image.fromarray(im[..., c].astype(np.float32), mode="F").resize(
-            (16, 16), getattr(Image, pil_filter))) for c in range(3)], axis=-1)
-        for im in images
-    ])
-    assert np.abs(ours - np.clip(pil, 0, 255)).mean() < 0.5
-    assert not np.allclose(ours, np.round(ours))  # not rounded to whole grey levels
-    same = resize_batch(images, 40, resize)
-    assert same.dtype == np.float32 and np.array_equal(same, images)
-    with pytest.raises(ValueError, match="unknown resize"):
-        resize_batch(images, 16, "lanczos")
-
-
 def test_upsampled_pixels_reach_the_encoder_in_float(tmp_path):
     """28 -> 64 upsampling: the encoder sees the float resize, not one rounded back to uint8."""
-    seen = []
-
-    class Recording(CountingEncoder):
-        def encode(self, images):
-            seen.append(images)
-            return super().encode(images)
-
-    encoder = Recording()
+    encoder = RecordingEncoder()
+    seen = encoder.seen
     encoder.spec = encoder.spec.replace(resize=64)
     dataset = TinyDataset(n=4)
     Embedder(batch_size=4).embed(EmbeddingRequest(encoder, dataset, "test"))
     pixels = seen[0]
     assert pixels.dtype == np.float32 and pixels.shape == (4, 64, 64, 3)
-    np.testing.assert_allclose(pixels, resize_batch(dataset._images, 64, "bilinear"), rtol=0, atol=1e-4)
+    np.testing.assert_allclose(pixels, PixelRule("shorter-side", 64, 64).apply_batch(dataset._images), rtol=0, atol=1e-4)
     assert np.abs(pixels - np.round(pixels)).max() > 0.1
 
 
@@ -153,20 +139,14 @@ def test_perturbation_runs_on_the_stored_image_before_the_one_resize(tmp_path):
     from crsbench.conditions import Condition
     from crsbench.perturbations import perturb
 
-    seen = []
-
-    class Recording(CountingEncoder):
-        def encode(self, images):
-            seen.append(images)
-            return super().encode(images)
-
-    encoder = Recording()
+    encoder = RecordingEncoder()
+    seen = encoder.seen
     encoder.spec = encoder.spec.replace(resize=32)
     dataset = TinyDataset(n=3)
     condition = Condition.perturbation("gaussian_noise", 3, seed=1)
     Embedder(batch_size=3).embed(EmbeddingRequest(encoder, dataset, "test", condition))
     ids = [f"test-{i}" for i in range(3)]
-    expected = resize_batch(perturb(dataset._images, ids, "gaussian_noise", 3, 1), 32, "bilinear")
+    expected = PixelRule("shorter-side", 32, 32).apply_batch(perturb(dataset._images, ids, "gaussian_noise", 3, 1))
     np.testing.assert_allclose(seen[0], expected, atol=1e-4)
 
 
@@ -178,3 +158,38 @@ def test_cache_key_carries_the_embedding_version(monkeypatch):
     assert request.describe()["embedding_version"] == embed.EMBEDDING_VERSION
     monkeypatch.setattr(embed, "EMBEDDING_VERSION", "embed-older")
     assert request.key() != before
+
+
+class _MixedSizes:
+    """Images of different sizes, as file-backed datasets give them."""
+
+    def __init__(self, shapes):
+        rng = np.random.default_rng(5)
+        self.images = [rng.integers(0, 256, (*shape, 3), dtype=np.uint8) for shape in shapes]
+
+    def __len__(self):
+        return len(self.images)
+
+    def __getitem__(self, i):
+        return self.images[i]
+
+
+@pytest.mark.parametrize("rule,size,crop", [("shorter-side", 24, 20), ("squash", 20, None), ("pad", 20, None)])
+def test_each_encoder_gets_one_resize_of_the_perturbed_original(rule, size, crop):
+    """Mixed sizes in one batch: image i's input is the encoder's rule applied to the perturbed original,
+    the perturbation made once at the original's resolution whatever the encoder's input size."""
+    from crsbench.conditions import Condition
+    from crsbench.perturbations import perturb
+
+    encoder = RecordingEncoder()
+    seen = encoder.seen
+    encoder.spec = encoder.spec.replace(resize=size, crop=crop, pixel_rule=rule, interpolation="bicubic")
+    images = _MixedSizes([(40, 30), (30, 48), (40, 30), (26, 26)])
+    ids = [f"x{i}" for i in range(4)]
+    condition = Condition.perturbation("gaussian_blur", 3, seed=2)
+    Embedder(batch_size=4).extract(encoder, images, ids, condition, "test")
+    pixel_rule = encoder.spec.pixels()
+    for i, original in enumerate(images.images):
+        expected = pixel_rule.apply(perturb(original[None], [ids[i]], "gaussian_blur", 3, 2)[0])
+        np.testing.assert_allclose(seen[0][i], expected, atol=1e-4)
+    assert seen[0].shape == (4, pixel_rule.input_size, pixel_rule.input_size, 3)

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 from crsbench.datasets.base import ArrayImages  # noqa: E402
 from crsbench.encoders.base import normalise_batch  # noqa: E402
 from crsbench.encoders.spec import EncoderSpec  # noqa: E402
-from crsbench.encoders.torch_base import TorchEncoderBase, center_crop, resolve_precision, select_device  # noqa: E402
+from crsbench.encoders.torch_base import TorchEncoderBase, resolve_precision, select_device  # noqa: E402
 from crsbench.extraction import iter_batches  # noqa: E402
 
 
@@ -65,14 +65,6 @@ def test_device_and_precision_choice():
         resolve_precision("cpu", "int8")
 
 
-@pytest.mark.parametrize("size,crop", [(10, 7), (9, 4), (8, 8)])
-def test_center_crop_matches_torchvision(size, crop):
-    from torchvision.transforms import CenterCrop
-
-    x = torch.arange(2 * 3 * size * size, dtype=torch.float32).view(2, 3, size, size)
-    torch.testing.assert_close(center_crop(x, crop), CenterCrop(crop)(x))
-
-
 class _Linear(TorchEncoderBase):
     builds = 0
 
@@ -86,17 +78,27 @@ class _Linear(TorchEncoderBase):
         return model(pixels)
 
 
-def test_torch_encoder_base_crops_normalises_and_returns_float32():
+def test_torch_encoder_base_normalises_the_engine_input_and_returns_float32():
     spec = EncoderSpec(name="lin", source="user", identifier="lin", revision="1", licence="-", resize=6, crop=4,
                        mean=(0.1, 0.2, 0.3), std=(0.3, 0.2, 0.1), output="pooled", embed_dim=5, adapter={})
     encoder = _Linear(spec, device="cpu")
-    images = np.random.default_rng(1).integers(0, 256, (3, 6, 6, 3), dtype=np.uint8)
-    expected_pixels = normalise_batch(images[:, 1:5, 1:5], spec.mean, spec.std)
+    images = np.random.default_rng(1).integers(0, 256, (3, 4, 4, 3), dtype=np.uint8)  # the engine's crop-size input
+    expected_pixels = normalise_batch(images, spec.mean, spec.std)
     torch.testing.assert_close(encoder.preprocess(images), expected_pixels)
     first, second = encoder.encode(images), encoder.encode(images)
     assert first.dtype == np.float32 and first.shape == (3, 5) and _Linear.builds == 1  # built once, lazily
     np.testing.assert_array_equal(first, second)
     assert encoder.spec.precision is None and encoder.spec.fingerprint() == spec.fingerprint()  # fp32: same key
+
+
+def test_bgr_checkpoints_get_their_channels_reversed_before_normalising():
+    spec = EncoderSpec(name="lin", source="user", identifier="lin", revision="1", licence="-", resize=4,
+                       mean=(0.1, 0.2, 0.3), std=(0.3, 0.2, 0.1), output="pooled", embed_dim=5, adapter={},
+                       channel_order="BGR")
+    images = np.random.default_rng(2).integers(0, 256, (2, 4, 4, 3), dtype=np.uint8)
+    expected = normalise_batch(images[..., ::-1], spec.mean, spec.std)
+    torch.testing.assert_close(_Linear(spec, device="cpu").preprocess(images), expected)
+    assert spec.fingerprint() != spec.replace(channel_order="RGB").fingerprint()
 
 
 def test_reduced_precision_is_part_of_the_fingerprint():

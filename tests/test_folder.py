@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import os
 import numpy as np
 import pytest
 from PIL import Image
@@ -39,7 +40,7 @@ def single_label_tree(tmp_path):
 
 def make_single(tree, **options):
     root, csv = tree
-    return FolderDataset(root, csv, label_columns="dx", group_column="patient", image_size=16, **options)
+    return FolderDataset(root, csv, label_columns="dx", group_column="patient", **options)
 
 
 # ----- well-formed folders
@@ -54,7 +55,7 @@ def test_single_label_folder(single_label_tree):
     assert sum(len(s) for s in splits) == 12
     for split in splits:
         assert split.labels.dtype == np.int64
-        assert len(split) == 0 or images_batch(split.images, range(len(split))).shape == (len(split), 16, 16, 3)
+        assert len(split) == 0 or images_batch(split.images, range(len(split))).shape == (len(split), 30, 40, 3)
     # No patient in two splits.
     patients = [set(s.groups) for s in splits]
     assert not (patients[0] & patients[1] or patients[0] & patients[2] or patients[1] & patients[2])
@@ -88,7 +89,7 @@ def test_split_column_and_extension_lookup(tmp_path):
         "file,grade,split\nsub/case0,0,train\nsub/case1,2,val\nsub/case2.jpg,1,test\nsub/case3,2,Train",
     )
     dataset = FolderDataset(root, csv, image_column="file", label_columns="grade", task_type="ordinal",
-                            split_column="split", image_size=8, name="grades")
+                            split_column="split", name="grades")
     assert dataset.meta.name == "grades" and dataset.meta.class_names == ("0", "1", "2")
     assert list(dataset.split("train").ids) == ["sub/case0", "sub/case3"]
     assert dataset.split("train").images.paths[1].name == "case3.PNG"
@@ -102,7 +103,7 @@ def test_ordinal_grades_are_shifted_to_start_at_zero(tmp_path):
         save_image(root / f"{i}.png", seed=i)
         rows.append(f"{i}.png,{grade}")
     dataset = FolderDataset(root, write_csv(tmp_path / "l.csv", "\n".join(rows)), label_columns="grade",
-                            task_type="ordinal", image_size=8)
+                            task_type="ordinal")
     assert dataset.meta.class_names == ("1", "2", "3", "4")
     assert sorted(dataset.labels.tolist()) == [0, 0, 2, 2, 3]
 
@@ -113,7 +114,7 @@ def test_integer_class_names_sort_numerically(tmp_path):
     for i, label in enumerate([10, 9, 2, 10]):
         save_image(root / f"{i}.png", seed=i)
         rows.append(f"{i}.png,{label}")
-    dataset = FolderDataset(root, write_csv(tmp_path / "l.csv", "\n".join(rows)), image_size=8)
+    dataset = FolderDataset(root, write_csv(tmp_path / "l.csv", "\n".join(rows)))
     assert dataset.meta.class_names == ("2", "9", "10")
 
 
@@ -125,7 +126,7 @@ def test_multi_label_folder_masks_blanks(tmp_path):
         save_image(root / f"x{i}.png", mode="L", seed=i)
         rows.append(f"x{i}.png,{value}")
     dataset = FolderDataset(root, write_csv(tmp_path / "l.csv", "\n".join(rows)),
-                            label_columns=["effusion", "nodule", "mass"], task_type="multi_label", image_size=8)
+                            label_columns=["effusion", "nodule", "mass"], task_type="multi_label")
     assert dataset.meta.task_type == "multi_label"
     assert dataset.meta.class_names == ("effusion", "nodule", "mass")
     assert dataset.labels.dtype == np.float32 and dataset.labels.shape == (6, 3)
@@ -136,21 +137,28 @@ def test_multi_label_folder_masks_blanks(tmp_path):
 # ----- images
 
 
-def test_grey_is_replicated_and_short_side_resized_then_centre_cropped(tmp_path):
+def test_images_decode_at_their_own_size_with_grey_replicated(tmp_path):
+    """No stored copy at one size: each encoder's resize starts from the file's own pixels."""
     wide = np.zeros((20, 60), np.uint8)
-    wide[:, 20:40] = 255  # a white centre square flanked by black
+    wide[:, 20:40] = 255
     Image.fromarray(wide, mode="L").save(tmp_path / "wide.png")
-    image = load_image(tmp_path / "wide.png", 10)
-    assert image.shape == (10, 10, 3) and image.dtype == np.uint8
-    assert np.array_equal(image[..., 0], image[..., 1])
-    # Only the centre survives the crop; the bilinear filter blends a little black into the edge columns.
-    assert image[:, 1:-1].min() == 255 and image.min() > 200
+    image = load_image(tmp_path / "wide.png")
+    assert image.shape == (20, 60, 3) and image.dtype == np.uint8
+    assert np.array_equal(image[..., 0], image[..., 1]) and np.array_equal(image[..., 0], wide)
 
 
-def test_upscaling_a_small_image(tmp_path):
+def test_max_side_only_ever_shrinks(tmp_path):
     save_image(tmp_path / "tiny.jpg", size=(5, 7), value=128)
-    image = load_image(tmp_path / "tiny.jpg", 32)
-    assert image.shape == (32, 32, 3) and abs(int(image.mean()) - 128) <= 2
+    assert load_image(tmp_path / "tiny.jpg", 32).shape == (7, 5, 3)  # never upsampled
+    save_image(tmp_path / "big.png", size=(90, 60), value=77)
+    capped = load_image(tmp_path / "big.png", 30)
+    assert capped.shape == (20, 30, 3) and abs(int(capped.mean()) - 77) <= 1
+
+
+def test_a_large_jpeg_is_decoded_at_a_coarser_dct_scale_but_never_below_the_cap(tmp_path):
+    save_image(tmp_path / "huge.jpg", size=(800, 600), value=90)
+    capped = load_image(tmp_path / "huge.jpg", 100)
+    assert capped.shape == (75, 100, 3) and abs(int(capped.mean()) - 90) <= 2
 
 
 def test_sixteen_bit_png_is_scaled_not_clipped(tmp_path):
@@ -161,11 +169,14 @@ def test_sixteen_bit_png_is_scaled_not_clipped(tmp_path):
 
 def test_file_images_batch(tmp_path):
     paths = [save_image(tmp_path / f"{i}.png", seed=i) for i in range(3)]
-    images = FileImages(paths, 12)
+    images = FileImages(paths)
     assert len(images) == 3
-    assert images.batch([2, 0]).shape == (2, 12, 12, 3)
+    assert images.batch([2, 0]).shape == (2, 30, 40, 3)  # one size: stacked
     assert np.array_equal(images.batch([2])[0], images[2])
-    assert images.batch([]).shape == (0, 12, 12, 3)
+    assert images.batch([]) == []
+    other = save_image(tmp_path / "other.png", size=(10, 20))
+    mixed = FileImages([paths[0], other]).batch([0, 1])
+    assert isinstance(mixed, list) and [m.shape for m in mixed] == [(30, 40, 3), (20, 10, 3)]
 
 
 def test_truncated_image_fails_when_loaded_naming_the_file(single_label_tree):
@@ -339,3 +350,20 @@ def test_content_fingerprint_follows_the_bytes_not_the_time(single_label_tree):
     assert make_single(single_label_tree, fingerprint="content").fingerprint() != base
     with pytest.raises(DataError, match="fingerprint must be one of mtime, content"):
         make_single(single_label_tree, fingerprint="size")
+
+
+def test_the_decoded_store_decodes_each_file_once_and_follows_edits(tmp_path):
+    from crsbench.datasets.decoded import DecodedStore
+
+    paths = [save_image(tmp_path / "img" / f"{i}.png", size=(30, 20), seed=i) for i in range(3)]
+    store = DecodedStore(tmp_path / "decoded")
+    plain, stored = FileImages(paths), FileImages(paths).with_store(store)
+    for _ in range(3):  # three encoders' passes
+        np.testing.assert_array_equal(stored.batch([0, 1, 2]), plain.batch([0, 1, 2]))
+    assert store.decoded == 3 and store.hits == 6
+    save_image(paths[1], size=(30, 20), seed=99)  # the file is replaced: its stored copy must not be served
+    os.utime(paths[1], ns=(1, 10**18))
+    np.testing.assert_array_equal(stored[1], plain[1])
+    assert store.decoded == 4
+    next((tmp_path / "decoded").rglob("*.npy")).write_bytes(b"torn")  # a damaged copy is decoded again
+    assert [im.shape for im in stored.batch([0, 1, 2])] and store.decoded == 5

@@ -16,7 +16,7 @@ def test_ph2_folder_dataset_runs_end_to_end_with_perturbations(tmp_path):
         "encoders": [{"name": "efficientnet-lite0", "label": "lite0-96", "options": {"input_size": 96}}, "raw-pixels"],
         "tasks": [{"name": "ph2", "dataset": {
             "kind": "folder", "root": str(labels.parent / "images"), "csv": str(labels), "image_column": "image",
-            "label_columns": "diagnosis", "task_type": "single_label", "image_size": 128, "modality": "dermoscopy"}}],
+            "label_columns": "diagnosis", "task_type": "single_label", "modality": "dermoscopy"}}],
         "seeds": [0, 1], "fractions": [0.5, 1.0], "probe": {"c_grid": [0.01, 0.1, 1.0]},
         "perturbations": {"select": ["hair", "defocus_blur"], "severities": [1, 5]},
     })

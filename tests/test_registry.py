@@ -105,8 +105,17 @@ def test_folder_kind(tmp_path):
         Image.fromarray(np.full((6, 6, 3), i * 40, np.uint8)).save(tmp_path / f"{i}.png")
         rows.append(f"{i}.png,{'ab'[i % 2]}")
     (tmp_path / "l.csv").write_text("\n".join(rows) + "\n")
-    dataset = get_dataset("folder", root=tmp_path, csv=tmp_path / "l.csv", image_size=4)
+    dataset = get_dataset("folder", root=tmp_path, csv=tmp_path / "l.csv", max_side=4)
     assert isinstance(dataset, FolderDataset) and dataset.meta.class_names == ("a", "b")
+
+
+@pytest.mark.parametrize("kind", ["folder", "isic2019", "chexpert"])
+def test_the_removed_image_size_option_is_refused_saying_why(tmp_path, kind):
+    from crsbench.datasets.registry import parse_options
+
+    options = {"root": str(tmp_path), "image_size": 224} | ({"csv": "l.csv"} if kind == "folder" else {})
+    with pytest.raises(Exception, match="image_size was removed.*max_side"):
+        parse_options(kind, options)
 
 
 def test_plan_reads_no_data(tmp_path):

@@ -24,7 +24,7 @@ def _select(*args: str):
     return runner.invoke(app, ["select", *map(str, args)])
 
 
-def _folder(tmp_path: Path, rows: list[dict], broken: tuple[str, ...] = ()) -> Path:
+def _folder(tmp_path: Path, rows: list[dict], broken: tuple[str, ...] = (), size: int = 16) -> Path:
     """A cohort folder: tiny PNGs under images/ and labels.csv with the given rows."""
     folder = tmp_path / "cohort"
     (folder / "images").mkdir(parents=True)
@@ -34,7 +34,7 @@ def _folder(tmp_path: Path, rows: list[dict], broken: tuple[str, ...] = ()) -> P
         if row["image"] in broken:
             path.write_bytes(b"not an image at all")
         else:
-            Image.fromarray(rng.integers(0, 255, (16, 16, 3), dtype=np.uint8)).save(path)
+            Image.fromarray(rng.integers(0, 255, (size, size, 3), dtype=np.uint8)).save(path)
     with open(folder / "labels.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -145,7 +145,7 @@ def test_a_rerun_on_a_warm_cache_plans_no_encoding_and_gets_the_same_results(tmp
     from crsbench import api
     from crsbench.selection.duration import parse_duration
 
-    folder = _folder(tmp_path, _rows({"nevus": 8, "melanoma": 8}))
+    folder = _folder(tmp_path, _rows({"nevus": 8, "melanoma": 8}), size=160)  # enough work to time
     cache = tmp_path / "cache"
 
     def select(out: str, *extra: str) -> str:

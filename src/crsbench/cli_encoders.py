@@ -32,7 +32,7 @@ def _row(name: str) -> tuple[str, ...]:
     from crsbench.encoders.registry import encoder_spec
 
     spec = encoder_spec(name)
-    size = f"{spec.resize}" + (f" -> crop {spec.crop}" if spec.crop else "")
+    size = spec.pixels().describe()
     status = spec.status.split(":")[0]  # the short form; `show` prints the full wording
     return (name, spec.group, spec.source, spec.identifier, spec.revision_label, size, spec.output, status)
 
@@ -56,6 +56,7 @@ def _fields(name: str) -> dict:
     fields = spec.as_dict()
     fields["revision"] = spec.revision_label
     fields["crop"] = spec.crop or "no crop"
+    fields["input"] = spec.pixels().describe()
     fields["precision"] = spec.precision or "fp32"
     fields["adapter"] = spec.adapter.model_dump(mode="json")
     fields["weights_from"] = spec.hub_repo or f"local only: {spec.how_to_get or 'a `weights:` path'}"

@@ -46,12 +46,27 @@ class Condition:
         # the parameter is part of the key, so retuning a severity invalidates its cached embeddings
         return f"perturb:{self.name}:s{self.severity}:p{spec.param(self.severity)!r}:seed{self.seed}"
 
-    def apply(self, images: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+    def apply(self, images, ids: Sequence[str]):
+        """A uint8 batch (one array, or a list of images of different sizes) with the condition applied.
+
+        Perturbations act on each image at its own resolution, with sizes relative to the image, so
+        a severity means the same physical change whatever encoder's resize follows."""
         if self.kind != "perturbation":
             return images
         from crsbench.perturbations import perturb
 
-        return perturb(images, list(ids), self.name, self.severity, self.seed)
+        ids = list(ids)
+        if isinstance(images, np.ndarray):
+            return perturb(images, ids, self.name, self.severity, self.seed)
+        out = list(images)
+        from crsbench.pixels import group_by_shape
+
+        for members in group_by_shape(images).values():
+            done = perturb(np.stack([images[i] for i in members]), [ids[i] for i in members], self.name,
+                           self.severity, self.seed)
+            for i, image in zip(members, done):
+                out[i] = image
+        return out
 
     def record_material(self, shift_material: str = "") -> str:
         """What, beyond the task's own test split, a record's numbers depend on.

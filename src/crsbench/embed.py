@@ -22,7 +22,9 @@ import numpy as np
 from crsbench.atomic import atomic_write
 from crsbench.conditions import CLEAN, Condition
 from crsbench.datasets.base import Dataset, ImageSource, sha256_of
+from crsbench.datasets.decoded import DecodedStore
 from crsbench.encoders.base import Encoder
+from crsbench.pixels import PixelRule, prepare_batch
 from crsbench.progress import Progress, SilentProgress
 
 
@@ -33,14 +35,13 @@ class EncoderFacts:
     name: str
     fingerprint: str
     revision: str | None
-    size: int  # the square size the engine resizes to
-    interpolation: str  # bilinear | bicubic, antialiased
+    pixels: PixelRule  # how the engine makes this encoder's input from a decoded image
     embed_dim: int | None
 
 
 def encoder_facts(encoder: Encoder) -> EncoderFacts:
     spec = encoder.spec
-    return EncoderFacts(spec.name, spec.fingerprint(), spec.revision, spec.resize, spec.interpolation, spec.embed_dim)
+    return EncoderFacts(spec.name, spec.fingerprint(), spec.revision, spec.pixels(), spec.embed_dim)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class EmbeddingRequest:
             "embedding_version": EMBEDDING_VERSION,
             "encoder": facts.name,
             "encoder_fingerprint": facts.fingerprint,
+            "pixels": facts.pixels.describe(),
             "dataset": self.dataset.meta.name,
             "dataset_fingerprint": self.dataset.fingerprint(),
             "split": self.split,
@@ -83,51 +85,34 @@ def content_hash(matrix: np.ndarray) -> str:
     return digest.hexdigest()[:32]
 
 
-RESIZE_FILTERS = ("bilinear", "bicubic")  # always antialiased, as PIL resizes
-
 # Part of every embedding cache key: bumped whenever the engine's pixels change, so an embedding made by
 # an older engine is never served. 2: one float resize, no rounding to uint8 before the encoder.
-EMBEDDING_VERSION = "embed-2"
+# 3: the one resize starts from the decoded original, by the encoder's pixel rule.
+EMBEDDING_VERSION = "embed-3"
 
 
-def resize_batch(images: np.ndarray, size: int, resize: str = "bilinear") -> np.ndarray:
-    """uint8 (or float) [b, H, W, 3] -> float32 [b, size, size, 3] in [0, 255], resized once in float.
-
-    Antialiased as PIL resizes, with the encoder's filter; the result is never rounded, since half a
-    grey level of rounding moves a network's embedding measurably. Values are clamped to [0, 255]
-    (bicubic overshoots at edges) so every encoder sees pixels in one range.
-    """
-    if resize not in RESIZE_FILTERS:
-        raise ValueError(f"unknown resize {resize!r}; known: {', '.join(RESIZE_FILTERS)}")
-    if images.shape[1] == size and images.shape[2] == size:
-        return np.asarray(images, dtype=np.float32)
-    import torch
-    import torch.nn.functional as F
-
-    x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float()
-    y = F.interpolate(x, size=(size, size), mode=resize, antialias=True, align_corners=False)
-    return y.clamp_(0, 255).permute(0, 2, 3, 1).contiguous().numpy()
-
-
-def _prepare(condition: Condition, size: int, resize: str, batch: np.ndarray, ids: Sequence[str]) -> np.ndarray:
-    """The condition on the stored uint8 images, then the single float resize; runs inside DataLoader
-    workers, hence module-level (picklable)."""
-    return resize_batch(condition.apply(batch, ids), size, resize)
+def _prepare(condition: Condition, pixels: PixelRule, batch, ids: Sequence[str]) -> np.ndarray:
+    """The condition on the decoded images, then the encoder's single float resize; runs inside
+    DataLoader workers, hence module-level (picklable)."""
+    return prepare_batch(condition.apply(batch, ids), pixels)
 
 
 class Embedder:
     """The extraction engine: batches in split order, condition, resize, encode.
 
-    Each stored uint8 image is altered by the condition (perturbations are defined on stored images),
-    then resized once, in float, to the encoder's `spec.resize`; `encode` receives float32 [0, 255].
+    Each decoded uint8 image, at the resolution it was acquired (or stored) at, is altered by the
+    condition (perturbations are defined relative to the image, so they mean the same whatever encoder
+    follows), then made into the encoder's input by one float resize (`spec.pixels()`); `encode`
+    receives float32 [n, S, S, 3] on 0-255.
 
     Batches come from a DataLoader (`num_workers` processes prepare them while the encoder runs);
     0 workers is the default because on a small CPU a worker competes with the encoder's threads.
     """
 
     def __init__(self, batch_size: int = 32, progress: Progress | None = None, num_workers: int = 0,
-                 pin_memory: bool | None = None):
+                 pin_memory: bool | None = None, decoded: DecodedStore | None = None):
         self.batch_size = batch_size
+        self.decoded = decoded  # decoded image files kept between passes (None: decode on every pass)
         self.progress = progress or SilentProgress()
         self.num_workers = num_workers
         self.pin_memory = pin_memory
@@ -146,7 +131,8 @@ class Embedder:
         n = len(images)
         chunks = []
         facts = encoder_facts(encoder)
-        prepare = partial(_prepare, condition, facts.size, facts.interpolation)
+        images = self.through_store(images)
+        prepare = partial(_prepare, condition, facts.pixels)
         with self.progress.task(label, total=n, unit="img") as task:
             for index, batch in iter_batches(images, ids, self.batch_size, num_workers=self.num_workers,
                                              pin_memory=self.pin_memory, prepare=prepare):
@@ -155,6 +141,12 @@ class Embedder:
                 chunks.append(np.asarray(vectors, dtype=np.float32))
                 task.advance(len(index))
         return np.concatenate(chunks) if chunks else np.zeros((0, facts.embed_dim or 0), np.float32)
+
+    def through_store(self, images: ImageSource) -> ImageSource:
+        """File-backed images read through the store of decoded pixels, when there is one."""
+        if self.decoded is not None and hasattr(images, "with_store"):
+            return images.with_store(self.decoded)
+        return images
 
     @staticmethod
     def _label(request: EmbeddingRequest) -> str:

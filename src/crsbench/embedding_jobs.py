@@ -96,7 +96,7 @@ def extract_shard(shard: Shard, suite: Suite) -> ShardResult:
             "coordinator; every node must see the same dataset files and encoder weights"
         )
     split = request.dataset.split(request.split)
-    rows = _Rows(split.images, shard.start, shard.stop)
+    rows = _Rows(embedder.through_store(split.images), shard.start, shard.stop)
     before = embedder.forward_passes
     label = f"{Embedder._label(request)} rows {shard.start}-{shard.stop}"
     matrix = embedder.extract(request.encoder, rows, split.ids[shard.start : shard.stop], request.condition, label)

@@ -33,6 +33,8 @@ class _BatchesDataset:
         batch = images_batch(self.images, index)
         if self.prepare is not None:
             batch = self.prepare(batch, [self.ids[i] for i in index])
+        elif isinstance(batch, list):
+            batch = np.stack(batch)  # unprepared images must share a size to travel as one tensor
         # tensors, so the DataLoader can pin them for an asynchronous copy to the GPU
         # the batch keeps its dtype: uint8 as stored, float32 once prepared (never rounded back)
         return torch.from_numpy(index), torch.from_numpy(np.ascontiguousarray(batch))

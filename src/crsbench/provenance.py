@@ -96,6 +96,7 @@ def assemble_record(
         "encoder": unit.encoder,
         "encoder_revision": encoder.revision,
         "encoder_fingerprint": encoder.fingerprint,
+        "encoder_pixels": encoder.pixels.describe(),
         "task": unit.task,
         "dataset": dataset.meta.name,
         "dataset_fingerprint": dataset.fingerprint(),

@@ -56,6 +56,9 @@ class RunRecord(BaseModel):
         "`EncoderSpec.fingerprint()`: hash of what changes the vectors (weights, revision, preprocessing, output,"
         " adapter options, precision)", role="identity"
     )
+    encoder_pixels: Optional[str] = _column(
+        "how the encoder's input was made from each decoded image, e.g. `shorter-side 256 bicubic, centre-crop 224`"
+    )
     task: str = _column("task name in the suite, e.g. `derm`", role="key", scored=True)
     dataset: Optional[str] = _column("dataset name")
     dataset_fingerprint: Optional[str] = _column("content hash of the dataset", role="identity")

@@ -24,6 +24,7 @@ from typing import Callable
 
 from crsbench.class_support import report_and_check
 from crsbench.conditions import Condition
+from crsbench.datasets.decoded import DecodedStore
 from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache
 from crsbench.embedding_jobs import extract_missing, register_context, release_context
 from crsbench.executors import Executor, build_executor
@@ -75,7 +76,9 @@ class SuiteRun:
         self.output = Path(suite.output)
         self.probe_config = ProbeConfig(tuple(suite.probe.c_grid), suite.probe.max_iter, suite.probe.tol)
         self.cache = EmbeddingCache(cache_dir or suite.cache or default_cache_dir())
-        self.embedder = Embedder(batch_size=suite.batch_size, progress=self.progress, num_workers=suite.num_workers)
+        self.decoded = DecodedStore(self.cache.root / "decoded")  # each image file decoded once, for every encoder
+        self.embedder = Embedder(batch_size=suite.batch_size, progress=self.progress, num_workers=suite.num_workers,
+                                 decoded=self.decoded)
         self.embeddings = CachedEmbedder(self.embedder, self.cache)
 
     def run(self) -> RunSummary:
@@ -131,7 +134,8 @@ class SuiteRun:
     def _embed(self, todo: dict[FitUnit, tuple[Condition, ...]], resolved) -> int:
         """Every embedding the pending records read, computed by the executor before any fit."""
         suite = self.suite
-        in_process = Embedder(batch_size=suite.batch_size, progress=self.progress, num_workers=suite.num_workers)
+        in_process = Embedder(batch_size=suite.batch_size, progress=self.progress, num_workers=suite.num_workers,
+                              decoded=self.decoded)
         register_context(self.suite, resolved, in_process)
         try:
             return extract_missing(self.suite, todo, resolved, self.cache, self.executor, self.progress)

@@ -1,7 +1,8 @@
 """The dataset protocol: a small declarative value plus a `split(name)` accessor.
 
-Everything downstream of a dataset sees only `SplitData`: ids, uint8 RGB images of one size,
-labels and group ids (patient / lesion). Labels are int64 class indices `[n]` for single-label
+Everything downstream of a dataset sees only `SplitData`: ids, uint8 RGB images at the resolution they
+were acquired or stored at (sizes may differ between images; each encoder's input is made from them by
+one resize, `crsbench.pixels`), labels and group ids (patient / lesion). Labels are int64 class indices `[n]` for single-label
 and ordinal tasks, and float32 `[n, k]` in {0, 1, NaN} for multi-label tasks, NaN meaning
 "masked: do not train or score on this label for this image" (the U-Ignore policy).
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, Sequence, Union, runtime_checkable
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class DatasetMeta:
 
 
 class ImageSource(Protocol):
-    """Indexable images: `source[i]` is a uint8 array [H, W, 3]; every image of a split has one size."""
+    """Indexable images: `source[i]` is a uint8 array [H, W, 3]; sizes may differ between images."""
 
     def __len__(self) -> int: ...
 
@@ -71,11 +72,21 @@ class ArrayImages:
         return np.repeat(images, 3, axis=-1) if images.shape[-1] == 1 else images
 
 
-def images_batch(source: ImageSource, indices: Sequence[int]) -> np.ndarray:
-    """A uint8 batch [b, H, W, 3]; uses the source's vectorised `batch` when it has one."""
+Batch = Union[np.ndarray, list]  # uint8 [b, H, W, 3] when the images share a size, else a list of [H_i, W_i, 3]
+
+
+def images_batch(source: ImageSource, indices: Sequence[int]) -> Batch:
+    """The images at `indices`, stacked when they share a size; uses the source's `batch` when it has one."""
     if hasattr(source, "batch"):
         return source.batch(indices)
-    return np.stack([source[int(i)] for i in indices])
+    return stack_if_uniform([source[int(i)] for i in indices])
+
+
+def stack_if_uniform(images: list) -> Batch:
+    """One array when every image has the same shape (the common, fast case), else the list itself."""
+    if images and all(image.shape == images[0].shape for image in images):
+        return np.stack(images)
+    return images
 
 
 @dataclass

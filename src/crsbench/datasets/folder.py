@@ -14,6 +14,7 @@ decoded lazily, one at a time, when a batch asks for them.
 from __future__ import annotations
 
 import csv
+import math
 import hashlib
 import json
 import warnings
@@ -25,8 +26,9 @@ from typing import ClassVar, Iterator, Literal, Optional, Sequence, Union
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
-from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, Number, PathLike
+from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of, stack_if_uniform
+from crsbench.datasets.decoded import DecodedStore
+from crsbench.datasets.kind import DatasetInfo, DatasetKind, FileKindOptions, Number, PathLike
 from crsbench.datasets.paths import check_contained, contained
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
@@ -54,15 +56,23 @@ FINGERPRINT_MODES = {"mtime": _size_and_mtime, "content": _content}
 
 
 class FileImages:
-    """Images decoded from files on demand: uint8 RGB, resized (shorter side) and centre-cropped to size x size.
+    """Images decoded from files on demand: uint8 RGB at the file's own resolution.
 
-    With `inside`, each file's real path (symbolic links followed) must lie in that folder when it is read.
+    `max_side` (None: the original) caps the longer side for releases whose files are far larger than any
+    encoder's input; the cap only ever shrinks an image. With `inside`, each file's real path (symbolic
+    links followed) must lie in that folder when it is read.
     """
 
-    def __init__(self, paths: Sequence[Path | str], size: int, inside: Path | str | None = None):
+    def __init__(self, paths: Sequence[Path | str], max_side: int | None = None, inside: Path | str | None = None,
+                 store: DecodedStore | None = None):
         self.paths = [Path(p) for p in paths]
-        self.size = int(size)
+        self.max_side = None if max_side is None else int(max_side)
         self.inside = None if inside is None else Path(inside)
+        self.store = store  # where decoded pixels are kept between passes; None: decode on every read
+
+    def with_store(self, store: DecodedStore | None) -> "FileImages":
+        """The same images, read through a store of decoded pixels."""
+        return FileImages(self.paths, self.max_side, self.inside, store)
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -70,13 +80,12 @@ class FileImages:
     def __getitem__(self, i: int) -> np.ndarray:
         if self.inside is not None:
             check_contained(self.inside, [str(self.paths[i])], lambda _: str(self.paths[i]), resolve=True)
-        return load_image(self.paths[i], self.size)
+        if self.store is None:
+            return load_image(self.paths[i], self.max_side)
+        return np.array(self.store.get(self.paths[i], self.max_side, load_image))  # a writable copy in memory
 
-    def batch(self, indices: Sequence[int]) -> np.ndarray:
-        images = [self[int(i)] for i in indices]
-        if not images:
-            return np.zeros((0, self.size, self.size, 3), dtype=np.uint8)
-        return np.stack(images)
+    def batch(self, indices: Sequence[int]):
+        return stack_if_uniform([self[int(i)] for i in indices])
 
 
 # PIL's own limit: above it an image is refused as a decompression bomb rather than decoded
@@ -85,13 +94,17 @@ BOMB_ERRORS = (Image.DecompressionBombError, Image.DecompressionBombWarning)
 
 
 @contextmanager
-def open_image(path: Path) -> Iterator[Image.Image]:
+def open_image(path: Path, max_side: int | None = None) -> Iterator[Image.Image]:
     """An image decoded in full; a decompression bomb (more than MAX_IMAGE_PIXELS pixels) is a DataError
-    naming the file, where PIL would only warn below twice the limit."""
+    naming the file, where PIL would only warn below twice the limit. With `max_side`, a JPEG is decoded
+    at the smallest DCT scale whose longer side still reaches it (never below: `load_image` shrinks the rest)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             image = Image.open(path)
+            if max_side is not None and max(image.size) > 2 * max_side:
+                scale = max_side / max(image.size)
+                image.draft(image.mode, (math.ceil(image.width * scale), math.ceil(image.height * scale)))
     except BOMB_ERRORS as error:
         raise DataError(f"{path}: refused as a possible decompression bomb ({error}); "
                         f"downscale the image below {MAX_IMAGE_PIXELS:,} pixels") from None
@@ -100,14 +113,19 @@ def open_image(path: Path) -> Iterator[Image.Image]:
         yield image
 
 
-def load_image(path: Path, size: int) -> np.ndarray:
+def load_image(path: Path, max_side: int | None = None) -> np.ndarray:
+    """A file -> uint8 RGB [H, W, 3], EXIF orientation applied, at its own size (or shrunk to `max_side`)."""
     try:
-        with open_image(path) as image:
+        with open_image(path, max_side) as image:
             image = ImageOps.exif_transpose(image)
             rgb = _to_rgb(image)
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as error:
         raise DataError(f"{path}: cannot read image ({error})") from error
-    return np.asarray(_square_resize(rgb, size), dtype=np.uint8)
+    if max_side is not None and max(rgb.size) > max_side:
+        scale = max_side / max(rgb.size)
+        size = (max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale)))
+        rgb = rgb.resize(size, Image.Resampling.BICUBIC, reducing_gap=None)
+    return np.asarray(rgb, dtype=np.uint8)
 
 
 def _to_rgb(image: Image.Image) -> Image.Image:
@@ -118,18 +136,9 @@ def _to_rgb(image: Image.Image) -> Image.Image:
     return image.convert("RGB")  # greyscale is replicated to three channels
 
 
-def _square_resize(image: Image.Image, size: int) -> Image.Image:
-    # Resizing the central square to size x size equals "resize the shorter side, then centre-crop".
-    width, height = image.size
-    side = min(width, height)
-    left, top = (width - side) / 2, (height - side) / 2
-    box = (left, top, left + side, top + side)
-    return image.resize((size, size), Image.Resampling.BILINEAR, box=box, reducing_gap=None)
-
-
 class FileSplits:
     """`split(name)` for datasets holding, per example, an id, an image file, a label, a group and a split
-    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, `image_size` and `image_folder`)."""
+    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, `max_side` and `image_folder`)."""
 
     def split(self, name: str) -> SplitData:
         if name not in SPLITS:
@@ -137,7 +146,7 @@ class FileSplits:
         members = np.flatnonzero(self.assignment == name)
         return SplitData(
             ids=self.ids[members],
-            images=FileImages([self.files[i] for i in members], self.image_size, inside=self.image_folder),
+            images=FileImages([self.files[i] for i in members], self.max_side, inside=self.image_folder),
             labels=self.labels[members],
             groups=self.groups[members],
         )
@@ -149,7 +158,7 @@ class _Row:
     values: dict[str, str]
 
 
-class FolderOptions(KindOptions):
+class FolderOptions(FileKindOptions):
     root: PathLike
     csv: PathLike
     image_column: str = "image"
@@ -158,7 +167,6 @@ class FolderOptions(KindOptions):
     group_column: Optional[str] = None
     split_column: Optional[str] = None
     class_names: Optional[list[str]] = None
-    image_size: int = 224
     extensions: list[str] = list(IMAGE_EXTENSIONS)
     split_seed: int = 0
     fractions: list[Number] = [0.7, 0.1, 0.2]
@@ -198,7 +206,7 @@ class FolderDataset(FileSplits, DatasetKind):
         group_column: str | None = None,
         split_column: str | None = None,
         class_names: Sequence[str] | None = None,
-        image_size: int = 224,
+        max_side: int | None = None,
         extensions: Sequence[str] = IMAGE_EXTENSIONS,
         split_seed: int = 0,
         fractions: Sequence[float] = (0.7, 0.1, 0.2),
@@ -216,7 +224,7 @@ class FolderDataset(FileSplits, DatasetKind):
         self.task_type = task_type
         self.group_column = group_column
         self.split_column = split_column
-        self.image_size = int(image_size)
+        self.max_side = None if max_side is None else int(max_side)
         self.extensions = tuple(e if e.startswith(".") else f".{e}" for e in extensions)
         self.split_seed = split_seed
         self.fractions = tuple(float(f) for f in fractions)
@@ -465,7 +473,7 @@ class FolderDataset(FileSplits, DatasetKind):
             "group_column": self.group_column,
             "split_column": self.split_column,
             "class_names": list(self.class_names),
-            "image_size": self.image_size,
+            "max_side": self.max_side,
             "extensions": list(self.extensions),
             "split_seed": self.split_seed,
             "fractions": list(self.fractions),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Optional, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 PathLike = Union[str, Path]
 Number = Union[int, float]  # an int stays an int: option values feed dataset fingerprints as given
@@ -44,6 +44,25 @@ class KindOptions(BaseModel):
     """Base of every kind's options model: frozen, unknown fields refused."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+IMAGE_SIZE_REMOVED = (
+    "image_size was removed: images are no longer stored at one size; each encoder's input is made from the "
+    "original in one resize by its own card's rule. Drop the option, or set max_side to cap very large files"
+)
+
+
+class FileKindOptions(KindOptions):
+    """Options of kinds that decode image files: `max_side` caps decoding; `image_size` is refused by name."""
+
+    max_side: Optional[int] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_image_size(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "image_size" in data:
+            raise ValueError(IMAGE_SIZE_REMOVED)
+        return data
 
 
 class DatasetKind:

@@ -85,5 +85,5 @@ def _checked(kind: str, options: dict[str, Any]) -> KindOptions:
     try:
         return parse_options(kind, options)
     except OptionError as error:
-        where = ".".join(str(part) for part in error.location)
-        raise DataError(f"dataset kind {kind!r}: bad options: {where}: {error.message}") from None
+        where = "".join(f"{part}: " for part in error.location)  # a whole-model check names no field
+        raise DataError(f"dataset kind {kind!r}: bad options: {where}{error.message}") from None

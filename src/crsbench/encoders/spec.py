@@ -6,9 +6,11 @@ reduced precision) make up `fingerprint()`, which keys the embedding cache and t
 Everything else is description for people (family, group, card wording, notes, status) and can be
 reworded without invalidating a cache.
 
-Preprocessing: the extraction engine resizes every stored image once, in float, to a square `resize` x
-`resize` with `interpolation` (antialiased; never rounded back to uint8); the encoder then centre-crops `crop` x `crop` when `crop` is set, and
-normalises with `mean` and `std` on [0, 1] pixels.
+Preprocessing (`pixels()`): the extraction engine makes each encoder's input from the decoded image
+in one float resize by the card's rule (`shorter-side` then centre `crop`, whole-image `squash`, or
+aspect-preserving `pad`), with `interpolation` and `antialias`, never rounded back to uint8 (see
+`crsbench.pixels`); the encoder then reorders channels when `channel_order` is BGR and normalises with
+`mean` and `std` on [0, 1] pixels.
 """
 
 from __future__ import annotations
@@ -23,13 +25,16 @@ from crsbench.errors import EncoderError
 
 # Bumped whenever the fingerprint's material, or what the engine feeds the encoder, changes on purpose:
 # every cached vector and every record keyed on it is recomputed. 3: one float resize, no uint8 rounding.
-FINGERPRINT_VERSION = "encoder-spec-3"
+# 4: the resize starts from the decoded original, by the card's pixel rule.
+FINGERPRINT_VERSION = "encoder-spec-4"
 
 GROUPS = ("general", "broad-medical", "specialty", "baseline")
 
 Source = Literal["timm", "open_clip", "transformers", "local", "efficientnet-lite", "builtin", "user"]
 Output = Literal["cls", "pooled", "projected", "pre-projection", "pixels", "descriptors"]
 Interpolation = Literal["bilinear", "bicubic"]
+PixelRuleName = Literal["shorter-side", "squash", "pad"]
+ChannelOrder = Literal["RGB", "BGR"]
 ReducedPrecision = Literal["bf16", "fp16"]
 Triple = tuple[float, float, float]
 
@@ -68,6 +73,9 @@ class LocalOptions(_Strict):
     create_kwargs: dict[str, Any] = Field(default_factory=dict)
     files: Optional[tuple[str, ...]] = None
     ignore_prefixes: tuple[str, ...] = ()
+    # the checkpoint's key names, renamed onto the architecture's before the strict load
+    # (crsbench.encoders.adapters.layouts); "native": already the architecture's names
+    layout: Literal["native", "panderm", "radimagenet", "retfound"] = "native"
 
 
 class EfficientNetLiteOptions(_Strict):
@@ -100,8 +108,8 @@ AdapterOptions = Union[
 
 # what changes the vectors; the rest of the spec is description
 VECTOR_FIELDS = frozenset({
-    "source", "identifier", "hub_repo", "revision", "resize", "crop", "interpolation", "mean", "std", "output",
-    "adapter", "precision",
+    "source", "identifier", "hub_repo", "revision", "resize", "crop", "interpolation", "pixel_rule", "antialias",
+    "channel_order", "mean", "std", "output", "adapter", "precision",
 })
 
 
@@ -112,9 +120,12 @@ class EncoderSpec(_Strict):
     hub_repo: Optional[str] = None  # where weight files download from (None: local `weights:` only)
     revision: Optional[str] = None  # a pinned commit or release; None = not pinned (the hub's default branch)
     licence: str
-    resize: int = Field(gt=0)  # the engine's square size
-    crop: Optional[int] = Field(None, gt=0)  # the encoder's centre crop after the resize; None = no crop
+    resize: int = Field(gt=0)  # shorter side (shorter-side), square (squash) or longer side (pad) after the resize
+    crop: Optional[int] = Field(None, gt=0)  # centre crop after the resize; None = no crop
     interpolation: Interpolation = "bilinear"
+    pixel_rule: PixelRuleName = "shorter-side"  # what a non-square image becomes; see crsbench.pixels
+    antialias: bool = True  # as PIL resizes; False: plain interpolation (e.g. TensorFlow's default resize)
+    channel_order: ChannelOrder = "RGB"  # BGR for checkpoints trained on OpenCV/Keras-ordered pixels
     mean: Triple
     std: Triple
     output: Output  # which output of the model is the embedding
@@ -152,6 +163,19 @@ class EncoderSpec(_Strict):
         if any(s <= 0 for s in self.std):
             raise ValueError("std must be positive")
         return self
+
+    @property
+    def input_size(self) -> int:
+        """The side of the square `encode` receives."""
+        return self.crop or self.resize
+
+    def pixels(self):
+        """The engine's resize for this encoder, as a value (`crsbench.pixels.PixelRule`)."""
+        from crsbench.pixels import PixelRule
+
+        # "shorter side, then centre-crop" always ends square: no crop named means the square of `resize`
+        crop = self.crop or (self.resize if self.pixel_rule == "shorter-side" else None)
+        return PixelRule(self.pixel_rule, self.resize, crop, self.interpolation, self.antialias)
 
     @property
     def revision_label(self) -> str:

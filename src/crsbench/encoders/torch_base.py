@@ -1,8 +1,9 @@
 """What every torch-backed encoder shares: device, precision, crop, normalisation, batches.
 
 `TorchEncoderBase` owns the device (cuda, then mps, then cpu), optional bf16/fp16 autocast on a GPU,
-`torch.inference_mode`, the centre crop and the mean/std normalisation; a subclass only builds its
-model and says which output is the embedding.
+`torch.inference_mode`, the channel order and the mean/std normalisation (the engine has already made
+the card's square input, `crsbench.pixels`); a subclass only builds its model and says which output is
+the embedding.
 """
 
 from __future__ import annotations
@@ -59,20 +60,11 @@ def autocast_context(device: str, precision: str):
     return torch.autocast(device_type=device.split(":")[0], dtype=getattr(torch, _AUTOCAST_DTYPES[precision]))
 
 
-def center_crop(x, size: int):
-    """[n, C, H, W] -> [n, C, size, size], the same offsets torchvision's CenterCrop uses."""
-    h, w = x.shape[-2:]
-    if h == size and w == size:
-        return x
-    top, left = int(round((h - size) / 2.0)), int(round((w - size) / 2.0))
-    return x[..., top : top + size, left : left + size]
-
-
 class TorchEncoderBase(EncoderBase):
     """An Encoder whose model is a torch module built lazily on first use.
 
     Subclasses implement `build_model()` (returns a module, weights loaded) and
-    `embed(model, pixels)` (float tensor [n, 3, S, S] -> [n, d], S = spec.crop or spec.resize).
+    `embed(model, pixels)` (float tensor [n, 3, S, S] -> [n, d], S = spec.input_size).
     """
 
     outputs: tuple[str, ...] = ()  # the spec outputs this class can return; empty: any
@@ -102,12 +94,12 @@ class TorchEncoderBase(EncoderBase):
 
     def preprocess(self, images: np.ndarray):
         """Pixels in [0, 255] [n, S, S, 3] (the engine's float32; uint8 accepted) -> normalised float32
-        [n, 3, crop, crop] on the device."""
+        [n, 3, S, S] on the device, channels in the order the checkpoint was trained on."""
         import torch
 
         x = torch.from_numpy(np.ascontiguousarray(images)).to(self.device, non_blocking=True).permute(0, 3, 1, 2)
-        if self.spec.crop is not None:
-            x = center_crop(x, self.spec.crop)
+        if self.spec.channel_order == "BGR":
+            x = x.flip(1)
         x = x.float().div(255.0)
         mean = torch.tensor(self.spec.mean, dtype=torch.float32, device=self.device).view(1, 3, 1, 1)
         std = torch.tensor(self.spec.std, dtype=torch.float32, device=self.device).view(1, 3, 1, 1)

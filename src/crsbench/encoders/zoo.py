@@ -7,12 +7,12 @@ Values marked `status="unconfirmed: ..."` could not be checked against a public 
 entry was written; `revision=None` means not pinned: the hub's default branch is used until someone
 pins a commit (suite option `revision: <sha>`).
 
-Preprocessing. The extraction engine resizes every image to a square `resize` with the card's filter
-(`interpolation`: bilinear or bicubic, antialiased). Where a card says "resize the shorter side to R,
-centre-crop C", the entry sets `resize=R` and `crop=C`: the engine resizes to R x R and the encoder
-crops C x C, which is exactly the card's pipeline for square images. One honest difference remains:
-a non-square image is squashed to a square instead of keeping its aspect ratio (`card` records the
-card's wording for each entry).
+Preprocessing. The extraction engine makes each encoder's input from the decoded original in one float
+resize by the entry's `pixel_rule` (see `crsbench.pixels`): `shorter-side` R then centre-crop C where the
+card says "resize the shorter side to R, centre-crop C" (timm, open_clip, DINOv2, CLIP processors);
+`squash` where the processor resizes the whole image to a square (SigLIP, MedSigLIP, Gemma 3); `pad`
+where the authors keep the aspect ratio and pad (CheXzero). `interpolation` and `antialias` are the
+card's filter; `card` records the card's own wording for each entry.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ SPECS = (
         identifier="google/siglip-base-patch16-224", hub_repo="google/siglip-base-patch16-224",
         licence="apache-2.0", resize=224, mean=HALF, std=HALF,
         output="pooled", output_detail="MAP attention-pool head = SigLIP's image embedding; no separate projection",
-        embed_dim=768, card="SiglipImageProcessor: resize 224x224 bicubic, mean/std 0.5",
-        interpolation="bicubic",
+        embed_dim=768, card="SiglipImageProcessor: resize the whole image to 224x224 bicubic, mean/std 0.5",
+        interpolation="bicubic", pixel_rule="squash",
         adapter={"kind": "siglip"},
     ),
     # --- broad-medical ----------------------------------------------------------------------------
@@ -91,9 +91,13 @@ SPECS = (
         identifier="google/medsiglip-448", hub_repo="google/medsiglip-448",
         licence=HAI_DEF, resize=448, mean=HALF, std=HALF,
         output="pooled", output_detail="MAP head of the SigLIP-400M vision tower = image embedding", embed_dim=1152,
-        card="model card: 448x448 input; SiglipImageProcessor mean/std 0.5",
+        card="model card: 448x448 input, mean/std 0.5; the authors' evaluation notebook resizes the whole image "
+        "bilinear without antialiasing (TensorFlow's default resize) to reproduce their numbers",
+        interpolation="bilinear", antialias=False, pixel_rule="squash",
         status="unconfirmed: resize interpolation of its preprocessor_config.json",
-        notes="Gated: accept the HAI-DEF terms on the hub before download.", adapter={"kind": "siglip"},
+        notes="The authors' evaluation resize is used, since their published results come from it; the hub "
+        "processor instead resizes with an antialiased cubic filter (register a copy with interpolation='bicubic', "
+        "antialias=True for that). Gated: accept the HAI-DEF terms on the hub before download.", adapter={"kind": "siglip"},
     ),
     EncoderSpec(
         name="medgemma-4b-vision", family="MedGemma image encoder", group="broad-medical", source="transformers",
@@ -101,7 +105,8 @@ SPECS = (
         licence=HAI_DEF, resize=896, mean=HALF, std=HALF,
         output="pre-projection", output_detail="mean of the SigLIP vision tower's last hidden states, before the "
         "multimodal projector", embed_dim=1152,
-        card="Gemma3ImageProcessor: resize 896x896 bilinear, mean/std 0.5",
+        card="Gemma3ImageProcessor: resize the whole image to 896x896 bilinear, mean/std 0.5",
+        pixel_rule="squash",
         status="unconfirmed: preprocessing and shard layout taken from the Gemma 3 processor defaults",
         notes="Only the safetensors shards holding vision_tower.* are read; the 4B language model is never loaded. "
         "Gated (HAI-DEF terms).", adapter={"kind": "gemma3-vision"},
@@ -170,8 +175,9 @@ SPECS = (
         licence="mit", resize=224, mean=(101.48761 / 255,) * 3, std=(83.43944 / 255,) * 3,
         output="projected", output_detail="CLIP encode_image, before L2 normalisation", embed_dim=512,
         how_to_get="download the CheXzero checkpoints from the Google Drive link in github.com/rajpurkarlab/CheXzero",
-        card="CheXzero: Normalize(101.48761, 83.43944) on 0-255 pixels, resize 224 bicubic",
-        interpolation="bicubic",
+        card="CheXzero: longer side to 320 keeping the aspect ratio, padded black to 320x320, then resize 224 "
+        "bicubic; Normalize(101.48761, 83.43944) on 0-255 pixels",
+        interpolation="bicubic", pixel_rule="pad",
         status="unconfirmed: which of the released checkpoints is canonical",
         notes="OpenAI ViT-B/32 CLIP state dict, loaded into open_clip's ViT-B-32 vision tower (QuickGELU).",
         adapter={"arch_library": "open_clip", "model": "ViT-B-32", "config_overrides": {"quick_gelu": True},

@@ -81,7 +81,7 @@ class CheXpertDataset(PublishedDataset):
         csv: str | Path | None = None,
         uncertainty: str | Mapping[str, str] | None = None,
         include_valid: bool = False,
-        image_size: int = 224,
+        max_side: int | None = None,
         fractions: Sequence[float] = (0.7, 0.1, 0.2),
         split_seed: int = 0,
         missing: str = "fail",
@@ -100,7 +100,7 @@ class CheXpertDataset(PublishedDataset):
             description="CheXpert frontal views, 5 competition labels, split grouped by patient",
             source=str(root), licence=LICENCE,
         )  # fmt: skip
-        split = SplitOptions(image_size, tuple(fractions), split_seed, missing, check_images, resplit)
+        split = SplitOptions(max_side, tuple(fractions), split_seed, missing, check_images, resplit)
         options = {"include_valid": include_valid, "view": "Frontal"}
         self._finish(root, listing, meta, options, split, label_options={"policy": policy})
         self.policy = policy

@@ -25,7 +25,7 @@ import pandas as pd
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
 from crsbench.datasets.folder import FileImages, FileSplits, load_image
-from crsbench.datasets.kind import DatasetKind, KindOptions, Number, PathLike
+from crsbench.datasets.kind import DatasetKind, FileKindOptions, Number, PathLike
 from crsbench.datasets.paths import check_contained
 from crsbench.errors import DataError
 
@@ -285,7 +285,7 @@ class Listing:
 class SplitOptions:
     """How the images become fixed train/val/test splits, and what happens to missing images."""
 
-    image_size: int = 224
+    max_side: Optional[int] = None
     fractions: tuple[float, ...] = (0.7, 0.1, 0.2)
     split_seed: int = 0
     missing: str = "fail"
@@ -293,11 +293,10 @@ class SplitOptions:
     resplit: bool = False
 
 
-class PublishedOptions(KindOptions):
+class PublishedOptions(FileKindOptions):
     """Options every published dataset takes (defaults as in the constructors)."""
 
     root: Optional[PathLike] = None
-    image_size: int = 224
     missing: str = "fail"
     check_images: bool = True
     resplit: bool = False
@@ -325,7 +324,7 @@ class PublishedDataset(FileSplits, DatasetKind):
         """
         self.root = root
         self.meta = meta
-        self.image_size = int(split.image_size)
+        self.max_side = split.max_side
         self.dropped: dict[str, int] = listing.dropped
         if split.missing not in MISSING_POLICIES:
             raise DataError(f"{meta.name}: missing must be one of {', '.join(MISSING_POLICIES)}, got {split.missing!r}")
@@ -348,7 +347,7 @@ class PublishedDataset(FileSplits, DatasetKind):
         self.label_options = dict(label_options or {})
         self._fingerprint = sha256_of(
             self.source_checksum, json.dumps([self.options, self.label_options], sort_keys=True),
-            str(self.image_size), "\n".join(self.assignment.tolist()),
+            str(self.max_side), "\n".join(self.assignment.tolist()),
         )  # fmt: skip
 
     def _draw(self, listing: Listing, split: SplitOptions) -> np.ndarray:
@@ -391,7 +390,7 @@ class PublishedDataset(FileSplits, DatasetKind):
         bad = []
         for image_id, path in zip(self.ids.tolist(), self.files):
             try:
-                load_image(Path(path), 8)
+                load_image(Path(path), 8)  # small: a JPEG decodes at its coarsest scale
             except DataError as error:
                 bad.append((image_id, str(error)))
                 if limit is not None and len(bad) >= limit:

@@ -65,7 +65,7 @@ class ISIC2019Dataset(PublishedDataset):
     def __init__(
         self,
         root: str | Path | None = None,
-        image_size: int = 224,
+        max_side: int | None = None,
         fractions: Sequence[float] = (0.7, 0.1, 0.2),
         split_seed: int = 0,
         missing: str = "fail",
@@ -81,7 +81,7 @@ class ISIC2019Dataset(PublishedDataset):
             description="ISIC 2019 training set, 8 diagnostic classes (UNK unused), split grouped by lesion_id",
             source=str(root), licence=LICENCE,
         )  # fmt: skip
-        split = SplitOptions(image_size, tuple(fractions), split_seed, missing, check_images, resplit)
+        split = SplitOptions(max_side, tuple(fractions), split_seed, missing, check_images, resplit)
         self._finish(root, listing, meta, {"classes": list(CLASSES)}, split)
 
 

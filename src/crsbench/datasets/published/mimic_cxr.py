@@ -76,7 +76,7 @@ class MIMICCXRDataset(PublishedDataset):
         root: str | Path | None = None,
         uncertainty: str | Mapping[str, str] | None = None,
         views: Sequence[str] = FRONTAL_VIEWS,
-        image_size: int = 224,
+        max_side: int | None = None,
         missing: str = "fail",
         check_images: bool = False,
         resplit: bool = False,
@@ -90,7 +90,7 @@ class MIMICCXRDataset(PublishedDataset):
             description="MIMIC-CXR-JPG frontal views, 5 CheXpert labels, official split",
             source=str(root), licence=LICENCE,
         )  # fmt: skip
-        split = SplitOptions(image_size, (), 0, missing, check_images, resplit)  # official split: nothing drawn
+        split = SplitOptions(max_side, (), 0, missing, check_images, resplit)  # official split: nothing drawn
         options = {"views": list(views), "split": "official"}
         self._finish(root, listing, meta, options, split, label_options={"policy": policy})
         self.policy = policy
