@@ -17,14 +17,19 @@ def test_bare_command_lists_the_whole_registry():
         assert name in result.output
     assert {"efficientnet-lite0", "raw-pixels", "colour-texture", "rad-dino"} <= set(encoder_names())
     assert "unconfirmed" in result.output and "microsoft/rad-dino" in result.output
-    assert "not pinned" in result.output and "shorter-side 256 bicubic," in result.output  # the input rule
-    assert "squash 448 bilinear, no" in result.output  # MedSigLIP: the authors' evaluation resize
+    assert "not pinned" in result.output and "369b1309d0ea" in result.output  # unpinned and pinned entries
+    assert "shorter-side" in result.output and "squash" in result.output  # each entry's input rule
+    from crsbench.cli_encoders import COLUMNS, _row
+
+    rule = COLUMNS.index("input")
+    assert _row("dinov2-base")[rule] == "shorter-side 256 bicubic, centre-crop 224"
+    assert _row("medsiglip-448")[rule] == "squash 448 bilinear, no antialias"  # the authors' evaluation resize
 
 
 def test_show_prints_every_field_of_one_entry():
     result = runner.invoke(encoders_app, ["show", "rad-dino"], terminal_width=250)
     assert result.exit_code == 0, result.output
-    for text in ("microsoft/rad-dino", "0.5307", "518", "chest X-ray", "pooler_output", "dinov2", "not pinned",
+    for text in ("microsoft/rad-dino", "0.5307", "518", "chest X-ray", "pooler_output", "dinov2", "c3736a62",
                  "fingerprint"):
         assert text in result.output
 

@@ -68,7 +68,8 @@ def test_unknown_option_is_rejected():
 
 def test_revision_and_local_weights_change_the_fingerprint(tmp_path):
     base = get_encoder("rad-dino").spec.fingerprint()
-    assert get_encoder("rad-dino").spec.revision is None  # not pinned
+    assert get_encoder("rad-dino").spec.revision == "c3736a62544137a0450cc4fa02c9e37e55f28e32"  # pinned
+    assert get_encoder("rad-dino", revision="abc123").spec.revision == "abc123"  # the suite's pin wins
     assert get_encoder("rad-dino", revision="abc123").spec.fingerprint() != base
     assert get_encoder("rad-dino", weights=str(tmp_path)).spec.fingerprint() != base
 

@@ -4,8 +4,9 @@ An entry records what the protocol asks of every encoder (source library, identi
 licence, preprocessing, which output is the embedding, specialty) and how its adapter builds it.
 Nothing here imports a model library: the registry imports an adapter when an encoder is built.
 Values marked `status="unconfirmed: ..."` could not be checked against a public model card when the
-entry was written; `revision=None` means not pinned: the hub's default branch is used until someone
-pins a commit (suite option `revision: <sha>`).
+entry was written. `revision` pins the hub commit the entry's card was read at (ResNet-50, ViT-B/16,
+DINOv2, SigLIP, BiomedCLIP and RAD-DINO: the commits listed on the hub in 2026-12; a suite's
+`revision: <sha>` overrides it); `revision=None` means not pinned: the hub's default branch is used.
 
 Preprocessing. The extraction engine makes each encoder's input from the decoded original in one float
 resize by the entry's `pixel_rule` (see `crsbench.pixels`): `shorter-side` R then centre-crop C where the
@@ -41,14 +42,17 @@ SPECS = (
     # --- general-purpose --------------------------------------------------------------------------
     _timm("resnet50-in1k", "ImageNet ResNet-50", "general", "resnet50.tv_in1k", "bsd-3-clause", 224, 256,
           IMAGENET_MEAN, IMAGENET_STD, "pooled", "global average pool, pre-logits", 2048, "bilinear",
+          revision="aa6c2d36d56bc0209040c02b5a7b7d7bf11d57b8",
           notes="The reference encoder: torchvision's original ImageNet-1k ResNet-50 weights, via timm."),
     _timm("vit-b16-in21k", "ViT-B/16", "general", "vit_base_patch16_224.augreg2_in21k_ft_in1k", "apache-2.0", 224,
-          248, HALF, HALF, "cls", "class token after the final norm", 768, "bicubic"),
+          248, HALF, HALF, "cls", "class token after the final norm", 768, "bicubic",
+          revision="3feba41e737e1b28af8e1fd7dca8eed073385972"),
     _timm("convnext-base-in22k", "ConvNeXt", "general", "convnext_base.fb_in22k_ft_in1k", "apache-2.0", 224, 256,
           IMAGENET_MEAN, IMAGENET_STD, "pooled", "global average pool + head LayerNorm, pre-logits", 1024, "bicubic"),
     EncoderSpec(
         name="dinov2-base", family="DINOv2", group="general", source="transformers",
         identifier="facebook/dinov2-base", hub_repo="facebook/dinov2-base",
+        revision="369b1309d0ea32e09fdc25ee029917e2e5a2db8f",
         licence="apache-2.0", resize=256, crop=224, mean=IMAGENET_MEAN, std=IMAGENET_STD,
         output="cls", output_detail="pooler_output: class token after the final LayerNorm", embed_dim=768,
         card="BitImageProcessor: resize shortest edge 256 bicubic, centre-crop 224, ImageNet mean/std",
@@ -67,6 +71,7 @@ SPECS = (
     EncoderSpec(
         name="siglip-base", family="SigLIP", group="general", source="transformers",
         identifier="google/siglip-base-patch16-224", hub_repo="google/siglip-base-patch16-224",
+        revision="d9049814fd748f55717e7f6e8e330574f955bd0a",
         licence="apache-2.0", resize=224, mean=HALF, std=HALF,
         output="pooled", output_detail="MAP attention-pool head = SigLIP's image embedding; no separate projection",
         embed_dim=768, card="SiglipImageProcessor: resize the whole image to 224x224 bicubic, mean/std 0.5",
@@ -78,6 +83,7 @@ SPECS = (
         name="biomedclip", family="BiomedCLIP", group="broad-medical", source="open_clip",
         identifier="microsoft/BiomedCLIP-PubMedBERT_256-vit_base_patch16_224",
         hub_repo="microsoft/BiomedCLIP-PubMedBERT_256-vit_base_patch16_224",
+        revision="9f341de24bfb00180f1b847274256e9b65a3a32e",
         licence="mit", resize=224, mean=OPENAI_MEAN, std=OPENAI_STD,
         output="projected", output_detail="vision tower + projection head, before L2 normalisation", embed_dim=512,
         card="open_clip_config.json preprocess_cfg: resize shorter side 224 bicubic, centre-crop 224, OpenAI mean/std",
@@ -162,6 +168,7 @@ SPECS = (
     EncoderSpec(
         name="rad-dino", family="RAD-DINO", group="specialty", specialty="chest X-ray", source="transformers",
         identifier="microsoft/rad-dino", hub_repo="microsoft/rad-dino", licence="mit",
+        revision="c3736a62544137a0450cc4fa02c9e37e55f28e32",
         resize=518, mean=(0.5307, 0.5307, 0.5307), std=(0.2583, 0.2583, 0.2583),
         output="cls", output_detail="pooler_output: class token after the final LayerNorm", embed_dim=768,
         card="BitImageProcessor: resize shortest edge 518 bicubic, centre-crop 518, mean 0.5307, std 0.2583",
