@@ -93,3 +93,14 @@ def test_bad_rules_are_refused():
         PixelRule("squash", 10, filter="lanczos")
     with pytest.raises(ValueError, match="crop <= size"):
         PixelRule("shorter-side", 10, 12)
+
+
+def test_an_odd_crop_margin_is_placed_as_the_card_library_places_it():
+    from torchvision.transforms import CenterCrop
+
+    image = RNG.integers(0, 256, (30, 45, 3), dtype=np.uint8)  # margin 45 - 30 = 15: odd
+    x = torch.from_numpy(image).permute(2, 0, 1).float()
+    rounded = PixelRule("shorter-side", 30, 30).apply(image)
+    np.testing.assert_array_equal(rounded, CenterCrop(30)(x).permute(1, 2, 0).numpy())  # torchvision: round(7.5) = 8
+    floored = PixelRule("shorter-side", 30, 30, crop_offset="floor").apply(image)
+    np.testing.assert_array_equal(floored, image[:, 7:37].astype(np.float32))  # transformers: 15 // 2 = 7

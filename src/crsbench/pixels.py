@@ -36,6 +36,9 @@ class PixelRule:
     crop: int | None = None  # centre crop after the resize; None: none
     filter: str = "bilinear"
     antialias: bool = True
+    # where an odd margin leaves the crop: torchvision rounds (n - c) / 2, transformers' processors floor it;
+    # one pixel, but a one-pixel shift is what separates the project's input from the library's
+    crop_offset: Literal["round", "floor"] = "round"
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -53,8 +56,9 @@ class PixelRule:
     def describe(self) -> str:
         """In words, for records, tables and cache keys."""
         crop = f", centre-crop {self.crop}" if self.crop and self.crop != self.size else ""
+        floor = " (offsets floored)" if crop and self.crop_offset == "floor" else ""
         aa = "" if self.antialias else ", no antialias"
-        return f"{self.rule} {self.size} {self.filter}{aa}{crop}"
+        return f"{self.rule} {self.size} {self.filter}{aa}{crop}{floor}"
 
     def resized_shape(self, height: int, width: int) -> tuple[int, int]:
         """(height, width) after the resize, before any crop or pad."""
@@ -87,16 +91,17 @@ class PixelRule:
         if self.rule == "pad":
             x = _pad_centred(x, self.size)
         if self.crop is not None:
-            x = _centre_crop(x, self.crop)
+            x = _centre_crop(x, self.crop, self.crop_offset)
         return x.permute(0, 2, 3, 1).contiguous().numpy()
 
 
-def _centre_crop(x, size: int):
-    """The offsets torchvision's CenterCrop uses."""
+def _centre_crop(x, size: int, offset: str = "round"):
+    """torchvision's CenterCrop offsets (`round`) or transformers' `center_crop` (`floor`)."""
     h, w = x.shape[-2:]
     if (h, w) == (size, size):
         return x
-    top, left = int(round((h - size) / 2.0)), int(round((w - size) / 2.0))
+    place = (lambda margin: int(round(margin / 2.0))) if offset == "round" else (lambda margin: margin // 2)
+    top, left = place(h - size), place(w - size)
     return x[..., top : top + size, left : left + size]
 
 

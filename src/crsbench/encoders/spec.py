@@ -175,7 +175,9 @@ class EncoderSpec(_Strict):
 
         # "shorter side, then centre-crop" always ends square: no crop named means the square of `resize`
         crop = self.crop or (self.resize if self.pixel_rule == "shorter-side" else None)
-        return PixelRule(self.pixel_rule, self.resize, crop, self.interpolation, self.antialias)
+        # the library that preprocesses on the card places an odd crop margin its own way
+        offset = "floor" if self.source == "transformers" else "round"
+        return PixelRule(self.pixel_rule, self.resize, crop, self.interpolation, self.antialias, offset)
 
     @property
     def revision_label(self) -> str:
