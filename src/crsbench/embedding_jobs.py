@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from crsbench.datasets.decoded import DecodedStore
 from crsbench.embed import Embedder, Embedding, EmbeddingCache, content_hash
 from crsbench.errors import DataError
 from crsbench.progress import Progress
@@ -65,7 +67,12 @@ def _context(suite: Suite) -> tuple[Resolved, Embedder]:
     name = suite.suite_hash()
     if name not in _CONTEXT:
         _CONTEXT.clear()  # one suite at a time: a worker does not keep old datasets alive
-        _CONTEXT[name] = (resolve(suite), Embedder(batch_size=suite.batch_size, num_workers=suite.num_workers))
+        from crsbench.runner import default_cache_dir  # the runner imports this module
+
+        # a worker on another node keeps decoded images on its own disk, beside its copy of the cache
+        decoded = DecodedStore(Path(suite.cache or default_cache_dir()) / "decoded")
+        embedder = Embedder(batch_size=suite.batch_size, num_workers=suite.num_workers, decoded=decoded)
+        _CONTEXT[name] = (resolve(suite), embedder)
     return _CONTEXT[name]
 
 
