@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from crsbench import __version__, api, report
+from crsbench.cli_console import console, wide_console
 from crsbench.cli_datasets import datasets_app
 from crsbench.cli_encoders import encoders_app
 from crsbench.cli_errors import handled
+from crsbench.cli_select import select
 from crsbench.errors import DataError
 from crsbench.progress import RichProgress
 
@@ -26,7 +27,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(soft_wrap=True)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(encoders_app, name="encoders")
 
@@ -36,11 +36,6 @@ PARTIAL = typer.Option(
     False, "--partial",
     help="Show an incomplete grid as a labelled partial view (only the evaluations every encoder has).",
 )
-
-
-def _wide() -> Console:
-    # the scores table has 14 columns: let it run wider than a narrow terminal rather than truncate numbers
-    return Console(width=max(console.width, 160), soft_wrap=True)
 
 
 def _run_and_render(suite, cache_dir: Optional[Path], wait_s: float = 0.0) -> None:
@@ -58,8 +53,8 @@ def _score_and_render(results_dir: Path, reference: Optional[str], n_boot: int, 
     started = time.perf_counter()
     scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial)
     for table in report.task_tables(scored):
-        _wide().print(table)
-    _wide().print(report.scores_table(scored))
+        wide_console().print(table)
+    wide_console().print(report.scores_table(scored))
     for line in report.score_lines(scored):
         console.print(line)
     written = api.write_scores(scored, results_dir, out)
@@ -219,7 +214,6 @@ def _read_image(path: Path):
         raise DataError(f"{path}: cannot read image ({exc.__class__.__name__})") from None
 
 
-from crsbench.cli_select import select  # noqa: E402 - it reads this module's console
 
 app.command("select")(select)
 

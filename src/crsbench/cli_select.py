@@ -17,6 +17,7 @@ import typer
 from rich.text import Text
 
 from crsbench import api, report
+from crsbench.cli_console import console, wide_console
 from crsbench.cli_errors import handled
 from crsbench.errors import DataError
 from crsbench.progress import RichProgress
@@ -42,14 +43,8 @@ SCORING_BASE_S = 8.0
 SCORING_PER_RECORD_CASE_S = 4e-6
 
 
-def _console():
-    from crsbench.cli import console
-
-    return console
-
-
 def _say(line: str, style: str | None = None) -> None:
-    _console().print(Text(line, style=style) if style else Text(line))
+    console.print(Text(line, style=style) if style else Text(line))
 
 
 def _labels(entries: list[dict]) -> list[str]:
@@ -249,7 +244,7 @@ def select(
         _say(f"resuming {suite_file}: planned before with these arguments ({len(suite.seeds)} seeds, "
              f"fractions {', '.join(f'{f:g}' for f in suite.fractions)})")
     else:
-        from crsbench.runner import default_cache_dir
+        from crsbench.embed import default_cache_dir
 
         # the cache the run will use: the same precedence as the run's own
         cache_root = cache_dir if cache_dir is not None else default_cache_dir()
@@ -275,7 +270,7 @@ def select(
     run_started = time.perf_counter()
     summary = api.run(suite, progress=_NoRepeats({counts_said}), cache_dir=cache_dir)
     run_s = time.perf_counter() - run_started
-    _console().print(report.run_summary_line(summary, time.perf_counter() - started))
+    console.print(report.run_summary_line(summary, time.perf_counter() - started))
     suite_hash = suite.suite_hash()
     scored = api.score(out, reference=labels[0], n_boot=SELECT_N_BOOT, suite_hash=suite_hash)
     evidence = _evidence(out, scored, suite, suite_hash, cohort, dataset,
@@ -283,9 +278,8 @@ def select(
     _say(f"Leading tier: {', '.join(scored.leading_tier) or '-'}", "bold")
     for sentence in advice.recommendation(scored, evidence):
         _say(sentence)
-    from crsbench.cli import _wide
 
-    _wide().print(report.scores_table(scored))
+    wide_console().print(report.scores_table(scored))
     api.write_scores(scored, out)
     written = api.write_report(out, scored=scored, suite_hash=suite_hash)
     _say(f"report: {written.html}")

@@ -155,6 +155,14 @@ class Embedder:
         return f"embed {encoder_facts(request.encoder).name} / {request.dataset.meta.name}:{request.split}{suffix}"
 
 
+def default_cache_dir() -> Path:
+    """$CRSBENCH_CACHE, else the user's cache folder: <XDG cache>/crsbench/embeddings."""
+    base = os.environ.get("CRSBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "crsbench"
+    )
+    return Path(base) / "embeddings"
+
+
 ORPHAN_AGE_S = 24 * 3600  # a temporary file of another host is removed only when this old
 
 

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from crsbench.datasets.decoded import DecodedStore
-from crsbench.embed import Embedder, Embedding, EmbeddingCache, content_hash
+from crsbench.embed import Embedder, Embedding, EmbeddingCache, content_hash, default_cache_dir
 from crsbench.errors import DataError
 from crsbench.progress import Progress
 from crsbench.resolve import Resolved, resolve
@@ -67,8 +67,6 @@ def _context(suite: Suite) -> tuple[Resolved, Embedder]:
     name = suite.suite_hash()
     if name not in _CONTEXT:
         _CONTEXT.clear()  # one suite at a time: a worker does not keep old datasets alive
-        from crsbench.runner import default_cache_dir  # the runner imports this module
-
         # a worker on another node keeps decoded images on its own disk, beside its copy of the cache
         decoded = DecodedStore(Path(suite.cache or default_cache_dir()) / "decoded")
         embedder = Embedder(batch_size=suite.batch_size, num_workers=suite.num_workers, decoded=decoded)

@@ -26,17 +26,9 @@ import pandas as pd
 
 from crsbench.atomic import atomic_write
 from crsbench.errors import DataError
+from crsbench.store import PREDICTION_SCHEMAS, ResultsStore  # noqa: F401 - the schemas re-exported where they were
 
 PREDICTIONS_DIR = "predictions"
-
-PREDICTION_SCHEMAS: tuple[str, ...] = (
-    """CREATE TABLE IF NOT EXISTS predictions (
-        record_key TEXT PRIMARY KEY, test_set TEXT NOT NULL, probs TEXT NOT NULL
-    )""",
-    """CREATE TABLE IF NOT EXISTS test_sets (
-        test_set TEXT PRIMARY KEY, task TEXT, role TEXT, n_cases INTEGER, n_clusters INTEGER
-    )""",
-)
 
 _INSERT_PREDICTION = "INSERT OR IGNORE INTO predictions (record_key, test_set, probs) VALUES (?, ?, ?)"
 _INSERT_TEST_SET = "INSERT OR IGNORE INTO test_sets VALUES (?, ?, ?, ?, ?)"
@@ -204,8 +196,6 @@ def load_predictions(results: str | Path) -> Predictions | None:
     database = path / "results.sqlite" if path.is_dir() else path
     if not database.exists():
         raise DataError(f"{database}: no results database here (run a suite first)")
-    from crsbench.store import ResultsStore  # the store imports this module's table schemas
-
     # read-only, as every reading command opens the store: it never writes, and works in a read-only folder
     with ResultsStore(database, read_only=True) as store:
         if "predictions" not in store.tables():

@@ -14,7 +14,6 @@ A unit with some records missing is refitted (deterministically) and only its mi
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from typing import Callable
 from crsbench.class_support import report_and_check
 from crsbench.conditions import Condition
 from crsbench.datasets.decoded import DecodedStore
-from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache
+from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache, default_cache_dir
 from crsbench.embedding_jobs import extract_missing, register_context, release_context
 from crsbench.executors import Executor, build_executor
 from crsbench.keys import missing, unit_keys
@@ -43,13 +42,6 @@ from crsbench.task_data import TaskData
 
 # stores one record with its predictions; False when it already existed
 Commit = Callable[[FitUnit, Condition, dict, CaseSet], bool]
-
-
-def default_cache_dir() -> Path:
-    base = os.environ.get("CRSBENCH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "crsbench"
-    )
-    return Path(base) / "embeddings"
 
 
 @dataclass

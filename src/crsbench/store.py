@@ -22,8 +22,17 @@ from urllib.parse import quote
 import pandas as pd
 
 from crsbench.errors import DataError
-from crsbench.predictions import PREDICTION_SCHEMAS
 from crsbench.records import RECORD_COLUMNS, RECORD_FIELDS, RunRecord, to_record
+
+# the per-case prediction index: which probability file and test set belong to a record
+PREDICTION_SCHEMAS: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS predictions (
+        record_key TEXT PRIMARY KEY, test_set TEXT NOT NULL, probs TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS test_sets (
+        test_set TEXT PRIMARY KEY, task TEXT, role TEXT, n_cases INTEGER, n_clusters INTEGER
+    )""",
+)
 
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("run_id", "TEXT PRIMARY KEY"), ("started_at", "TEXT"), ("suite_hash", "TEXT"), ("suite_name", "TEXT"),
