@@ -15,3 +15,19 @@ def offline(monkeypatch):
 
 def images(n: int, size: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 256, size=(n, size, size, 3), dtype=np.uint8)
+
+
+def touch(path: str) -> None:
+    """What a malicious pickle runs when it is loaded: here, only leaves a file behind."""
+    with open(path, "w") as f:
+        f.write("pickled code ran")
+
+
+class CodeOnLoad:
+    """An object whose unpickling calls `touch(path)`, as an attacker's payload would call anything."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return touch, (self.path,)

@@ -40,7 +40,7 @@ def test_embeddings_match_timm_pre_logits(tiny_vit, offline):
     model, folder = tiny_vit
     entry = _entry()
     encoder = build_encoder(entry, weights=str(folder))
-    batch = images(3, entry.resize)
+    batch = images(3, entry.input_size)  # the engine hands the encoder its input_size squares
     vectors = encoder.encode(batch)
     assert vectors.shape == (3, 64) and vectors.dtype == np.float32
     with torch.inference_mode():
@@ -56,8 +56,8 @@ def test_preprocessing_equals_timm_transform(tiny_vit):
     entry = _entry()
     encoder = build_encoder(entry, weights="/")  # preprocessing needs no weights
     transform = timm.data.create_transform(**timm.data.resolve_data_config({}, model=model))
-    image = images(1, entry.resize, seed=3)  # the engine hands the encoder resize x resize images
-    ours = encoder.preprocess(image)[0]
+    image = images(1, entry.resize, seed=3)
+    ours = encoder.preprocess(entry.pixels().apply_batch(image))[0]  # the engine's resize + crop, then ours
     theirs = transform(Image.fromarray(image[0]))
     assert ours.shape == theirs.shape == (3, entry.crop, entry.crop)
     torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-6)
@@ -68,11 +68,11 @@ def test_a_single_weights_file_works_and_mismatch_is_one_line(tiny_vit, tmp_path
 
     model, folder = tiny_vit
     encoder = build_encoder(_entry(), weights=str(folder / "model.safetensors"))
-    assert encoder.encode(images(1, _entry().resize)).shape == (1, 64)
+    assert encoder.encode(images(1, _entry().input_size)).shape == (1, 64)
     state = {k: v for k, v in model.state_dict().items() if not k.startswith("blocks.0.")}
     save_file({k: v.contiguous() for k, v in state.items()}, str(tmp_path / "broken.safetensors"))
     with pytest.raises(EncoderError, match="missing keys") as info:
-        build_encoder(_entry(), weights=str(tmp_path / "broken.safetensors")).encode(images(1, 168))
+        build_encoder(_entry(), weights=str(tmp_path / "broken.safetensors")).encode(images(1, _entry().input_size))
     assert "\n" not in str(info.value)
 
 
@@ -95,14 +95,14 @@ def test_weights_come_from_the_hub_cache_offline(tiny_vit, hub_cache, offline):
     (repo / "refs" / "main").write_text(commit)
     (repo / "snapshots" / commit).mkdir(parents=True)
     shutil.copy(folder / "model.safetensors", repo / "snapshots" / commit / "model.safetensors")
-    encoder = build_encoder(_entry().replace(hub_repo="timm/tiny-test"))
-    assert encoder.encode(images(1, 168)).shape == (1, 64)
+    encoder = build_encoder(_entry().replace(hub_repo="timm/tiny-test", revision=None))  # refs/main above
+    assert encoder.encode(images(1, _entry().input_size)).shape == (1, 64)
 
 
 def test_missing_weights_offline_is_one_actionable_line(offline, hub_cache):
     encoder = build_encoder(_entry().replace(hub_repo="timm/no-such-model"))
     with pytest.raises(EncoderError) as info:
-        encoder.encode(images(1, 168))
+        encoder.encode(images(1, _entry().input_size))
     message = str(info.value)
     assert "\n" not in message and "timm/no-such-model" in message and "offline" in message
     assert "weights: /path" in message and "hf download" in message

@@ -66,16 +66,17 @@ def test_vision_tower_embeddings_and_processor(kind, tmp_path, offline):
     encoder = build_encoder(entry, weights=str(folder))
 
     batch = images(2, resize_to or size)
-    ours = encoder.preprocess(batch)
+    engine = entry.pixels().apply_batch(batch)  # the engine's resize and crop, before the encoder
+    ours = encoder.preprocess(engine)
     theirs = make_processor(entry)(images=list(batch), return_tensors="pt")["pixel_values"]
     torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-5)
 
-    vectors = encoder.encode(batch)
+    vectors = encoder.encode(engine)
     with torch.inference_mode():
         expected = getattr(model(pixel_values=theirs), OUTPUTS[kind]).numpy()
     assert vectors.dtype == np.float32 and vectors.shape == expected.shape == (2, expected.shape[1])
     np.testing.assert_allclose(vectors, expected, rtol=1e-4, atol=1e-5)
-    np.testing.assert_array_equal(vectors, encoder.encode(batch))
+    np.testing.assert_array_equal(vectors, encoder.encode(engine))
 
 
 def test_gemma3_vision_tower_never_reads_the_language_model(tmp_path, offline):
@@ -148,3 +149,43 @@ def test_a_checkpoint_missing_tensors_is_an_error(tmp_path, offline):
     entry = encoder_spec("rad-dino").replace(name="tiny-partial", resize=32, embed_dim=32)
     with pytest.raises(EncoderError, match="lacks"):
         build_encoder(entry, weights=str(folder)).encode(images(1, 32))
+
+
+def _bin_folder(model, folder):
+    """A repository as older transformers wrote it: config.json and pytorch_model.bin, no safetensors."""
+    folder.mkdir()
+    model.config.save_pretrained(str(folder))
+    torch.save(model.state_dict(), folder / "pytorch_model.bin")
+    return folder
+
+
+def test_a_bin_only_repository_loads_through_our_safe_reader(tmp_path, offline):
+    torch.manual_seed(0)
+    model = CASES["dinov2"][1]().eval()
+    folder = _bin_folder(model, tmp_path / "bin-only")
+    entry = encoder_spec("rad-dino").replace(name="tiny-bin", resize=32, crop=None, embed_dim=32)
+    encoder = build_encoder(entry, weights=str(folder))
+    batch = images(2, 32)
+    with torch.inference_mode():
+        expected = model(pixel_values=encoder.preprocess(batch)).pooler_output.numpy()
+    np.testing.assert_allclose(encoder.encode(batch), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_safetensors_is_preferred_and_a_code_carrying_bin_is_refused(tmp_path, offline):
+    from crsbench.errors import EncoderError
+
+    from _zoo_helpers import CodeOnLoad
+
+    torch.manual_seed(0)
+    model = CASES["dinov2"][1]().eval()
+    marker = tmp_path / "ran"
+    entry = encoder_spec("rad-dino").replace(name="tiny-poisoned", resize=32, crop=None, embed_dim=32)
+    both = _save(model, tmp_path / "both")
+    torch.save({"payload": CodeOnLoad(str(marker))}, both / "pytorch_model.bin")
+    assert build_encoder(entry, weights=str(both)).encode(images(1, 32)).shape == (1, 32)  # never opened the .bin
+
+    only_bin = _bin_folder(model, tmp_path / "only-bin")
+    torch.save({"payload": CodeOnLoad(str(marker))}, only_bin / "pytorch_model.bin")
+    with pytest.raises(EncoderError, match="weights_only=True") as info:
+        build_encoder(entry, weights=str(only_bin)).encode(images(1, 32))
+    assert "\n" not in str(info.value) and not marker.exists()

@@ -22,7 +22,7 @@ def test_bare_command_lists_the_whole_registry():
     from crsbench.cli_encoders import COLUMNS, _row
 
     rule = COLUMNS.index("input")
-    assert _row("dinov2-base")[rule] == "shorter-side 256 bicubic, centre-crop 224"
+    assert _row("dinov2-base")[rule] == "shorter-side 256 bicubic, centre-crop 224 (offsets floored)"
     assert _row("medsiglip-448")[rule] == "squash 448 bilinear, no antialias"  # the authors' evaluation resize
 
 

@@ -62,7 +62,8 @@ SPECS = (
     EncoderSpec(
         name="clip-vit-b16", family="CLIP", group="general", source="open_clip",
         identifier="open_clip ViT-B-16 / openai", hub_repo="timm/vit_base_patch16_clip_224.openai",
-        licence="mit", resize=224, mean=OPENAI_MEAN, std=OPENAI_STD,
+        licence="mit (OpenAI's release; timm's copy of the weights is card-licensed apache-2.0)", resize=224,
+        mean=OPENAI_MEAN, std=OPENAI_STD,
         output="projected", output_detail="encode_image, before L2 normalisation", embed_dim=512,
         card="open_clip preprocess: resize shorter side 224 bicubic, centre-crop 224, OpenAI mean/std",
         interpolation="bicubic",
@@ -123,46 +124,86 @@ SPECS = (
         hub_repo="flaviagiammarino/pubmed-clip-vit-base-patch32", licence="mit",
         resize=224, mean=OPENAI_MEAN, std=OPENAI_STD,
         output="projected", output_detail="CLIPVisionModelWithProjection.image_embeds", embed_dim=512,
-        card="CLIPImageProcessor: resize shortest edge 224 bicubic, centre-crop 224, OpenAI mean/std",
+        card="CLIPImageProcessor: resize shortest edge 224 bicubic, centre-crop 224, OpenAI mean/std "
+        "(huggingface.co/flaviagiammarino/pubmed-clip-vit-base-patch32)",
         interpolation="bicubic",
-        status="unconfirmed: processor values assumed equal to openai/clip-vit-base-patch32's",
+        status="unconfirmed: processor values assumed equal to openai/clip-vit-base-patch32's; the repository's "
+        "preprocessor_config.json was not re-read",
+        notes="The hub's main branch holds only pytorch_model.bin (a model.safetensors exists only on an unmerged "
+        "conversion branch): it is read with torch.load(weights_only=True), safetensors preferred where present. "
+        "The authors' training code (github.com/sarahESL/PubMedCLIP, PubMedCLIP/lib/data_transform/"
+        "transform_wrapper.py and configs/medclip_roco_all.yaml) normalised with ImageNet mean/std on 250-pixel "
+        "crops, not the CLIP processor's values; the hub processor is kept until its config is re-read.",
         adapter={"kind": "clip"},
     ),
     EncoderSpec(
         name="radimagenet-resnet50", family="RadImageNet ResNet-50", group="broad-medical", source="local",
-        identifier="BMEII-AI/RadImageNet ResNet50 (PyTorch port)",
-        licence="unconfirmed (RadImageNet terms)", resize=224, mean=IMAGENET_MEAN, std=IMAGENET_STD,
-        output="pooled", output_detail="global average pool", embed_dim=2048,
-        how_to_get="download the RadImageNet ResNet-50 weights (github.com/BMEII-AI/RadImageNet) and convert them "
-        "to a torchvision-layout ResNet-50 state dict",
-        card="RadImageNet: 224x224 input",
-        status="unconfirmed: normalisation and the PyTorch checkpoint's key layout",
-        notes="No hub release: needs `weights: /path`. Loaded strictly into timm's resnet50.",
-        adapter={"arch_library": "timm", "arch": "resnet50", "files": ("ResNet50.safetensors", "ResNet50.pt")},
+        identifier="BMEII-AI/RadImageNet ResNet-50 (PyTorch release, resnet50_torch.pt)",
+        licence="mit (github.com/BMEII-AI/RadImageNet LICENSE; no separate terms stated for the weights)",
+        resize=224, pixel_rule="squash", interpolation="bilinear", antialias=False, channel_order="BGR",
+        mean=HALF, std=HALF,
+        output="pooled", output_detail="global average pool after layer4 (the authors' Backbone output), 2048",
+        embed_dim=2048,
+        how_to_get="download the PyTorch RadImageNet models from the Google Drive folder linked in "
+        "github.com/BMEII-AI/RadImageNet (README) and pass resnet50_torch.pt",
+        card="github.com/BMEII-AI/RadImageNet acl/acl_pytorch_train.ipynb: cv2.imread (BGR), "
+        "(image - 127.5) * 2 / 255, cv2.resize(image, (224, 224)) = whole image, bilinear without antialiasing; "
+        "Backbone = nn.Sequential(*list(resnet50().children())[:9]), features flattened to 2048",
+        status="unconfirmed: the file name resnet50_torch.pt and its backbone.N keys are taken from the authors' "
+        "example notebook and third-party use, not read from the released file",
+        notes="No hub release: needs `weights: /path`. The backbone.N keys (0 conv1, 1 bn1, 4-7 layer1-4) are "
+        "renamed onto timm's resnet50 (layout radimagenet) and loaded strictly.",
+        adapter={"arch_library": "timm", "arch": "resnet50", "layout": "radimagenet",
+                 "files": ("resnet50_torch.pt",)},
     ),
     # --- specialty --------------------------------------------------------------------------------
     EncoderSpec(
         name="panderm-large", family="PanDerm", group="specialty", specialty="dermatology", source="local",
-        identifier="SiyuanYan1/PanDerm (PanDerm-Large, ViT-L/16)",
-        licence="unconfirmed (see github.com/SiyuanYan1/PanDerm)", resize=224, mean=IMAGENET_MEAN,
-        std=IMAGENET_STD, output="cls", output_detail="class token after the final norm", embed_dim=1024,
-        how_to_get="download the PanDerm weights from the Google Drive link in github.com/SiyuanYan1/PanDerm",
-        card="PanDerm linear-probe code: 224x224",
-        status="unconfirmed: normalisation, and whether the CAE checkpoint maps onto timm's ViT-L/16 keys",
-        notes="A mismatch stops with the differing keys; then register PanDerm as a callable using the authors' code.",
-        adapter={"arch_library": "timm", "arch": "vit_large_patch16_224",
-                 "files": ("panderm_ll_data6_checkpoint-499.pth",)},  # file name unconfirmed: pass the file itself
+        identifier="SiyuanYan1/PanDerm (PanDerm-Large, ViT-L/16, panderm_ll_data6_checkpoint-499.pth)",
+        licence="cc-by-nc-nd-4.0", resize=256, crop=224, interpolation="bilinear", mean=IMAGENET_MEAN,
+        std=(0.228, 0.224, 0.225), output="cls",
+        output_detail="class token after the final LayerNorm (the authors' linear-probe features, "
+        "forward_features with lin_probe=True, linear_type='standard')", embed_dim=1024,
+        how_to_get="download the PanDerm (ViT-L/16) weights from the Google Drive link in "
+        "github.com/SiyuanYan1/PanDerm",
+        card="github.com/SiyuanYan1/PanDerm classification/models/builder.py: get_eval_transforms = Resize(256) "
+        "(shorter side, torchvision's default bilinear), CenterCrop(224), Normalize(mean (0.485, 0.456, 0.406), "
+        "std (0.228, 0.224, 0.225)); PanDerm_Large_LP = panderm_large_patch16_224 (models/modeling_finetune.py: "
+        "q_bias/v_bias, layer scale, fixed 2-D sin-cos pos_embed), loaded from checkpoint['model'] with "
+        "'encoder.' removed; README: CC-BY-NC-ND 4.0",
+        status="unconfirmed: the pretraining leftovers in the checkpoint are taken from CAE's model "
+        "(github.com/Atten4Vis/CAE); the released file itself was not inspected",
+        notes="Built as timm's BEiT, whose key names are the authors' CAE encoder's, with an absolute pos_embed and "
+        "no relative position bias; the 'encoder.' prefix is stripped (layout panderm) and the CAE pretraining "
+        "modules are dropped by prefix. Any other difference stops the load with the differing keys.",
+        adapter={"arch_library": "timm", "arch": "beit_large_patch16_224", "layout": "panderm",
+                 "create_kwargs": {"use_abs_pos_emb": True, "use_rel_pos_bias": False, "init_values": 0.1,
+                                   "global_pool": "token"},
+                 "files": ("panderm_ll_data6_checkpoint-499.pth",),
+                 "ignore_prefixes": ("alignment_encoder.", "teacher", "encoder_to_regresser", "rd_pos_embed",
+                                     "regresser.", "mask_token", "decoder.")},
     ),
     EncoderSpec(
         name="retfound-cfp", family="RETFound", group="specialty", specialty="ophthalmology (colour fundus)",
         source="local", identifier="YukunZhou/RETFound_mae_natureCFP", hub_repo="YukunZhou/RETFound_mae_natureCFP",
         licence="cc-by-nc-4.0", resize=256, crop=224, mean=IMAGENET_MEAN,
-        std=IMAGENET_STD, output="cls", output_detail="class token after the final norm", embed_dim=1024,
-        card="RETFound eval transform: resize 256 bicubic, centre-crop 224, ImageNet mean/std",
+        std=IMAGENET_STD, output="pooled",
+        output_detail="mean of the patch tokens (class token excluded) through a LayerNorm at its initial "
+        "weight 1, bias 0; the pretrained final norm is not used", embed_dim=1024,
+        card="github.com/rmaphoh/RETFound_MAE util/datasets.py build_transform (eval, input_size 224): "
+        "Resize(256, bicubic) on the shorter side, CenterCrop(224), ImageNet mean/std; models_vit.py with "
+        "global_pool=True (latent_feature.ipynb, main_finetune.py, main_linear_probe.py): x[:, 1:].mean(1) "
+        "through fc_norm, a new LayerNorm, the checkpoint's norm deleted; weights "
+        "hf_hub_download(YukunZhou/RETFound_mae_natureCFP, RETFound_mae_natureCFP.pth)",
         interpolation="bicubic",
-        status="unconfirmed: file name and eval transform recalled from the RETFound repository, not re-read",
-        notes="MAE encoder weights in timm's ViT-L/16; the MAE decoder is dropped. Gated on the hub.",
-        adapter={"arch_library": "timm", "arch": "vit_large_patch16_224", "files": ("RETFound_mae_natureCFP.pth",),
+        status="unconfirmed: the licence (cc-by-nc-4.0) was not re-read from the hub model card",
+        notes="MAE encoder weights in timm's ViT-L/16 with global_pool='avg' (layout retfound: norm.* replaced by "
+        "the authors' fresh fc_norm); the MAE decoder is dropped. The checkpoint also holds an argparse.Namespace, "
+        "read with torch.load(weights_only=True) and an explicit allow-list. The authors' feature notebook "
+        "instead squashes to 224x224 and z-scores each image; the eval transform is used because the published "
+        "results come from it. Gated on the hub.",
+        adapter={"arch_library": "timm", "arch": "vit_large_patch16_224", "layout": "retfound",
+                 "create_kwargs": {"global_pool": "avg"}, "files": ("RETFound_mae_natureCFP.pth",),
                  "ignore_prefixes": ("decoder", "mask_token")},
     ),
     EncoderSpec(
@@ -183,10 +224,14 @@ SPECS = (
         output="projected", output_detail="CLIP encode_image, before L2 normalisation", embed_dim=512,
         how_to_get="download the CheXzero checkpoints from the Google Drive link in github.com/rajpurkarlab/CheXzero",
         card="CheXzero: longer side to 320 keeping the aspect ratio, padded black to 320x320, then resize 224 "
-        "bicubic; Normalize(101.48761, 83.43944) on 0-255 pixels",
+        "bicubic; Normalize(101.48761, 83.43944) on 0-255 pixels (github.com/rajpurkarlab/CheXzero "
+        "data_process.py preprocess, zero_shot.py make; load_clip: clip.load('ViT-B/32') then "
+        "load_state_dict(torch.load(model_path)))",
         interpolation="bicubic", pixel_rule="pad",
         status="unconfirmed: which of the released checkpoints is canonical",
-        notes="OpenAI ViT-B/32 CLIP state dict, loaded into open_clip's ViT-B-32 vision tower (QuickGELU).",
+        notes="OpenAI ViT-B/32 CLIP state dict as torch.save(model.state_dict()) writes it (visual.* plus the text "
+        "tower), loaded into open_clip's ViT-B-32 vision tower (QuickGELU); the text tower is not built. The "
+        "authors resize twice (PIL antialiased to 320, then a tensor Resize to 224); the engine resizes once.",
         adapter={"arch_library": "open_clip", "model": "ViT-B-32", "config_overrides": {"quick_gelu": True},
                  "files": ("best_64_5e-05_original_22000_0.864.pt",)},
     ),

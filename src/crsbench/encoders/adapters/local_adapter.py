@@ -1,20 +1,39 @@
 """Checkpoints no library packages (RadImageNet, RETFound, PanDerm, CheXzero): a state dict from a
 local file (or a bare hub file), loaded safely into an architecture that timm or open_clip builds.
 
-Declare `adapter={"arch_library": "timm", "arch": "resnet50", "files": ("ResNet50.pt",)}` and, where
-the checkpoint holds leftovers such as a pretraining decoder, `"ignore_prefixes": ("decoder_",)`.
+Declare `adapter={"arch_library": "timm", "arch": "resnet50", "files": ("resnet50_torch.pt",)}`; where
+the authors saved other key names, `"layout": "radimagenet"` renames them first (see `layouts`), and
+where the checkpoint holds leftovers such as a pretraining decoder, `"ignore_prefixes": ("decoder",)`.
+Small or non-default architectures come from `create_kwargs` (timm) or `config_overrides` (open_clip).
 """
 
 from __future__ import annotations
 
 from crsbench.encoders.adapters import open_clip_adapter, timm_adapter
+from crsbench.encoders.adapters.layouts import LAYOUTS
 from crsbench.encoders.adapters.weights import resolve_weights
 from crsbench.encoders.spec import EncoderSpec
 
+
+class _AuthorsLayout:
+    """Renames the checkpoint's keys from the authors' layout (option `layout`) before the strict load."""
+
+    def read_state(self, path):
+        return LAYOUTS[self.spec.adapter.layout](super().read_state(path))
+
+
+class LocalTimmEncoder(_AuthorsLayout, timm_adapter.TimmEncoder):
+    pass
+
+
+class LocalOpenClipEncoder(_AuthorsLayout, open_clip_adapter.OpenClipEncoder):
+    pass
+
+
 # the library that builds the architecture -> its encoder class (same safe loading, same strictness)
 ARCHITECTURES = {
-    "timm": timm_adapter.TimmEncoder,
-    "open_clip": open_clip_adapter.OpenClipEncoder,
+    "timm": LocalTimmEncoder,
+    "open_clip": LocalOpenClipEncoder,
 }
 
 

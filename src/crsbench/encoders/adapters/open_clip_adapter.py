@@ -47,19 +47,23 @@ class OpenClipEncoder(TorchEncoderBase):
         from open_clip.model import CLIPVisionCfg, _build_vision_tower
 
         config = self.model_config()
-        path = self.weights.file(*(self.spec.adapter.files or WEIGHT_FILES))  # before the build
+        # the file is found and read (an unsafe one refused) before the build
+        state = self.read_state(self.weights.file(*(self.spec.adapter.files or WEIGHT_FILES)))
         tower = _build_vision_tower(
             config["embed_dim"],
             CLIPVisionCfg(**config["vision_cfg"]),
             quick_gelu=bool(config.get("quick_gelu", False)),
             cast_dtype=None,
         )
-        state = load_state_dict(path, self.spec.name)
         visual = {k[len("visual."):]: v for k, v in state.items() if k.startswith("visual.")}
         if not visual:
             raise EncoderError(f"encoder {self.spec.name!r}: the checkpoint has no 'visual.*' tensors")
         load_strict(tower, visual, self.spec.name)
         return tower
+
+    def read_state(self, path):
+        """The checkpoint's tensors under open_clip's key names (`visual.*` for the tower)."""
+        return load_state_dict(path, self.spec.name)
 
     def embed(self, model, pixels):
         return model(pixels)

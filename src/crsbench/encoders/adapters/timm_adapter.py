@@ -23,14 +23,19 @@ class TimmEncoder(TorchEncoderBase):
     def build_model(self):
         timm = require("timm", self.spec.name)
         options = self.spec.adapter
-        path = self.weights.file(*(options.files or WEIGHT_FILES))  # before a possibly large build
+        # the file is found and read (an unsafe one refused) before a possibly large build
+        state = self.read_state(self.weights.file(*(options.files or WEIGHT_FILES)))
         model = timm.create_model(options.arch, pretrained=False, num_classes=0, **options.create_kwargs)
         # the checkpoint's classifier is not part of a frozen backbone; nothing else may be left over
         classifier = model.pretrained_cfg.get("classifier") or "head"
         classifiers = classifier if isinstance(classifier, (list, tuple)) else (classifier,)
         ignore = tuple(f"{c}." for c in classifiers) + tuple(options.ignore_prefixes)
-        load_strict(model, load_state_dict(path, self.spec.name), self.spec.name, ignore_prefixes=ignore)
+        load_strict(model, state, self.spec.name, ignore_prefixes=ignore)
         return model
+
+    def read_state(self, path):
+        """The checkpoint's tensors under the architecture's key names."""
+        return load_state_dict(path, self.spec.name)
 
     def embed(self, model, pixels):
         return model(pixels)

@@ -5,6 +5,9 @@ Kinds (option `kind`): `dinov2` (Dinov2Model, CLS token after the final norm = p
 (CLIPVisionModelWithProjection, projected image embedding) and `gemma3-vision` (the SigLIP vision
 tower of a Gemma 3 / MedGemma checkpoint, read from only the shards that hold it: the language model
 is never loaded; embedding = mean of the tower's last hidden states, before the multimodal projector).
+
+Weights: model.safetensors or its shards; a repository that has only pytorch_model.bin is read by our
+safe loader (torch.load(weights_only=True)) and handed to transformers as a state dict.
 """
 
 from __future__ import annotations
@@ -13,23 +16,25 @@ import json
 from pathlib import Path
 
 from crsbench.encoders.adapters import require
-from crsbench.encoders.adapters.weights import WeightsSource, load_strict, resolve_weights
+from crsbench.encoders.adapters.weights import WeightsSource, load_state_dict, load_strict, resolve_weights
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.encoders.torch_base import TorchEncoderBase
 from crsbench.errors import EncoderError
 
 SINGLE_FILE = "model.safetensors"
+BIN_FILE = "pytorch_model.bin"  # older repositories hold only this, e.g. PubMedCLIP's main branch
 INDEX_FILE = "model.safetensors.index.json"
 GEMMA3_VISION_PREFIXES = ("model.vision_tower.", "vision_tower.")  # newer and older checkpoint layouts
 
 
-def _fetch_weights(weights: WeightsSource, wanted=lambda key: True) -> list[Path]:
-    """The safetensors files holding the tensors `wanted` selects; a sharded checkpoint fetches only
-    the shards that hold at least one of them."""
+def _fetch_weights(weights: WeightsSource, wanted=lambda key: True, single=(SINGLE_FILE, BIN_FILE)) -> list[Path]:
+    """The files holding the tensors `wanted` selects: a sharded safetensors checkpoint fetches only
+    the shards that hold at least one of them; otherwise the first of `single` found (safetensors
+    preferred, a .bin where a repository has nothing else)."""
     try:
         index = json.loads(weights.file(INDEX_FILE, weights=False).read_text())
     except EncoderError:
-        return [weights.file(SINGLE_FILE)]
+        return [weights.file(*single)]
     shards = sorted({shard for key, shard in index["weight_map"].items() if wanted(key)})
     return [weights.file(shard) for shard in shards]
 
@@ -39,6 +44,23 @@ def _clip_vision_config(transformers, top: dict):
     if "vision_config" not in top:
         return None
     return transformers.CLIPVisionConfig(**{**top["vision_config"], "projection_dim": top.get("projection_dim", 512)})
+
+
+def _from_safetensors(encoder, model_class, folder: Path, files: list[Path], config) -> dict:
+    return {"pretrained_model_name_or_path": str(folder), "config": config, "local_files_only": True,
+            "use_safetensors": True}
+
+
+def _from_bin(encoder, model_class, folder: Path, files: list[Path], config) -> dict:
+    """A .bin is read by our own loader (weights_only=True, one-line refusal of anything pickled) and
+    handed to transformers as a state dict, so the library never unpickles the file itself."""
+    config = config or model_class.config_class.from_pretrained(str(folder), local_files_only=True)
+    return {"pretrained_model_name_or_path": None, "config": config,
+            "state_dict": load_state_dict(files[0], encoder.spec.name)}
+
+
+# weight file suffix -> the from_pretrained arguments that read it
+WEIGHT_READERS = {".safetensors": _from_safetensors, ".bin": _from_bin, ".pt": _from_bin, ".pth": _from_bin}
 
 
 def _from_pretrained(class_name: str, vision_config=None):
@@ -51,11 +73,15 @@ def _from_pretrained(class_name: str, vision_config=None):
 
         transformers = require("transformers", encoder.spec.name)
         config_file = encoder.weights.file("config.json", weights=False)
-        _fetch_weights(encoder.weights)
+        files = _fetch_weights(encoder.weights)
         config = vision_config(transformers, json.loads(config_file.read_text())) if vision_config else None
-        model, info = getattr(transformers, class_name).from_pretrained(
-            str(config_file.parent), config=config, local_files_only=True, use_safetensors=True,
-            dtype=torch.float32, output_loading_info=True,
+        model_class = getattr(transformers, class_name)
+        reader = WEIGHT_READERS.get(files[0].suffix)
+        if reader is None:
+            raise EncoderError(f"encoder {encoder.spec.name!r}: cannot read weights file {files[0].name}")
+        model, info = model_class.from_pretrained(
+            **reader(encoder, model_class, config_file.parent, files, config),
+            weights_only=True, dtype=torch.float32, output_loading_info=True,
         )
         missing = list(info.get("missing_keys", [])) + [str(m) for m in info.get("mismatched_keys", [])]
         if missing:
@@ -68,6 +94,10 @@ def _from_pretrained(class_name: str, vision_config=None):
     return load
 
 
+def _in_vision_tower(key: str) -> bool:
+    return key.startswith(GEMMA3_VISION_PREFIXES)
+
+
 def _gemma3_vision(encoder: "TransformersEncoder"):
     require("transformers", encoder.spec.name)
     from safetensors import safe_open
@@ -77,7 +107,7 @@ def _gemma3_vision(encoder: "TransformersEncoder"):
     vision = {k: v for k, v in config["vision_config"].items() if k != "model_type"}
     model = SiglipVisionModel(SiglipVisionConfig(**vision))
     state = {}
-    for shard in _fetch_weights(encoder.weights, lambda key: key.startswith(GEMMA3_VISION_PREFIXES)):
+    for shard in _fetch_weights(encoder.weights, _in_vision_tower, single=(SINGLE_FILE,)):  # read by safe_open
         with safe_open(str(shard), framework="pt") as f:
             for key in f.keys():
                 prefix = next((p for p in GEMMA3_VISION_PREFIXES if key.startswith(p)), None)

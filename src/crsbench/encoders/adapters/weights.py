@@ -5,6 +5,7 @@ cache (no network), a download. Offline, a missing file is one line naming it an
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,32 +125,12 @@ class WeightsSource:
 def load_state_dict(path: Path, encoder: str) -> dict:
     """A checkpoint as a flat dict of tensors, never running pickled code.
 
-    safetensors when it can; otherwise torch.load(weights_only=True). Wrappers that training scripts
-    add ('model', 'state_dict', a DataParallel 'module.' prefix) are removed.
+    safetensors when it can; otherwise torch.load(weights_only=True), which also accepts the few
+    harmless types training scripts save beside the weights (`allowed_globals`). Wrappers that training
+    scripts add ('model', 'state_dict', a DataParallel 'module.' prefix) are removed.
     """
-    import torch
-
     path = Path(path)
-    if path.suffix == ".safetensors":
-        from safetensors import SafetensorError
-        from safetensors.torch import load_file
-
-        try:
-            state = load_file(str(path), device="cpu")
-        except (SafetensorError, ValueError, OSError) as exc:
-            detail = " ".join(str(exc).split())[:200]
-            raise EncoderError(
-                f"encoder {encoder!r}: {path}: not a readable .safetensors file ({detail}); "
-                "download or convert the weights again"
-            ) from None
-    else:
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001 - pickle refused: say so in one line
-            raise EncoderError(
-                f"encoder {encoder!r}: {path.name} cannot be loaded with torch.load(weights_only=True) "
-                f"({type(exc).__name__}); convert it to .safetensors in a trusted environment"
-            ) from None
+    state = _read_safetensors(path, encoder) if path.suffix == ".safetensors" else _read_pickle(path, encoder)
     for wrapper in ("state_dict", "model"):
         if isinstance(state, dict) and isinstance(state.get(wrapper), dict):
             state = state[wrapper]
@@ -158,6 +139,66 @@ def load_state_dict(path: Path, encoder: str) -> dict:
     if state and all(k.startswith("module.") for k in state):
         state = {k[len("module."):]: v for k, v in state.items()}
     return state
+
+
+def _read_safetensors(path: Path, encoder: str) -> dict:
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path), device="cpu")
+    except (SafetensorError, ValueError, OSError) as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise EncoderError(
+            f"encoder {encoder!r}: {path}: not a readable .safetensors file ({detail}); "
+            "download or convert the weights again"
+        ) from None
+
+
+def _read_pickle(path: Path, encoder: str):
+    import torch
+
+    try:
+        with torch.serialization.safe_globals(allowed_globals()):
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - pickle refused or unreadable: say so in one line
+        refused = _refused_type(str(exc))
+        what = f"it holds a pickled {refused}, which is not allowed" if refused else type(exc).__name__
+        raise EncoderError(
+            f"encoder {encoder!r}: {path.name} cannot be loaded with torch.load(weights_only=True) ({what}); "
+            "convert it to .safetensors in a trusted environment"
+        ) from None
+
+
+def _refused_type(message: str) -> str | None:
+    """The name torch's weights-only unpickler refused (a global to call, or a class to build)."""
+    found = re.search(r"GLOBAL ([\w.]+)|but got <class '([\w.]+)'>", message)
+    return (found.group(1) or found.group(2)) if found else None
+
+
+def allowed_globals() -> list:
+    """What a checkpoint may hold besides tensors and plain containers: the argparse hyper-parameters
+    training scripts save next to the weights (MAE/RETFound, BEiT/CAE/PanDerm keep `args`), and the
+    numpy scalars and dtypes found inside them. Each only rebuilds a value; none can run code."""
+    import argparse
+
+    import numpy
+
+    scalar = _numpy_scalar()
+    # a dtype is rebuilt through its class (numpy.dtypes.Float64DType, ...): numeric ones only, no object dtype
+    dtype_classes = {type(numpy.dtype(code)) for code in "?bhilqBHILQefdgFDG"}
+    # numpy 1.x pickles name the scalar reconstructor numpy.core..., numpy 2 numpy._core...
+    return [argparse.Namespace, numpy.dtype, *sorted(dtype_classes, key=str),
+            (scalar, "numpy.core.multiarray.scalar"),
+            (scalar, "numpy._core.multiarray.scalar")]
+
+
+def _numpy_scalar():
+    try:
+        from numpy._core.multiarray import scalar  # numpy >= 2
+    except ImportError:
+        from numpy.core.multiarray import scalar  # numpy 1.x
+    return scalar
 
 
 def load_strict(module, state: dict, encoder: str, ignore_prefixes: tuple[str, ...] = ()) -> None:
