@@ -21,9 +21,10 @@ import numpy as np
 
 from crsbench.atomic import atomic_write
 from crsbench.conditions import CLEAN, Condition
-from crsbench.datasets.base import Dataset, ImageSource, sha256_of
+from crsbench.datasets.base import Dataset, ImageSource
 from crsbench.datasets.decoded import DecodedStore
 from crsbench.encoders.base import Encoder
+from crsbench.hashing import sha256_of
 from crsbench.pixels import PixelRule, prepare_batch
 from crsbench.progress import Progress, SilentProgress
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crsbench.conditions import CLEAN, Condition
-from crsbench.datasets.base import sha256_of
+from crsbench.hashing import sha256_of
 from crsbench.robustness import task_perturbations
 from crsbench.suite import Suite, TaskSpec
 

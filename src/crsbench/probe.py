@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from crsbench import probe_engine
-from crsbench.datasets.base import sha256_of
+from crsbench.hashing import sha256_of
 
 DEFAULT_C_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 # The solver stops this far inside the tolerance. A max-gradient of 1e-4 still leaves probabilities

@@ -3,7 +3,6 @@ columns around the numbers the pipeline computed."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import platform
@@ -22,10 +21,7 @@ from crsbench.records import RunRecord, to_record
 from crsbench.resolve import Resolved
 from crsbench.store import ResultsStore
 from crsbench.suite import Suite
-
-
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+from crsbench.timestamps import now
 
 
 def numerics(resolved: Resolved) -> dict:

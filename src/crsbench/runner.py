@@ -34,7 +34,8 @@ from crsbench.plan import FitUnit, plan
 from crsbench.predictions import CaseSet, PredictionFiles, index_statements
 from crsbench.probe import ProbeConfig
 from crsbench.progress import Progress, SilentProgress
-from crsbench.provenance import RunIdentity, assemble_record, now, start_run
+from crsbench.provenance import RunIdentity, assemble_record, start_run
+from crsbench.timestamps import now
 from crsbench.resolve import resolve
 from crsbench.store import ResultsStore
 from crsbench.suite import Suite

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from crsbench.datasets.base import sha256_of
+from crsbench.hashing import sha256_of
 
 
 def subset_rng(task: str, seed: int) -> np.random.Generator:

@@ -9,11 +9,12 @@ and ordinal tasks, and float32 `[n, k]` in {0, 1, NaN} for multi-label tasks, Na
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, Union, runtime_checkable
 
 import numpy as np
+
+from crsbench.hashing import sha256_of  # noqa: F401 - re-exported where it was
 
 TASK_TYPES = ("single_label", "multi_label", "ordinal")
 SPLITS = ("train", "val", "test")
@@ -120,11 +121,3 @@ class Dataset(Protocol):
         ...
 
     def split(self, name: str) -> SplitData: ...
-
-
-def sha256_of(*parts: bytes | str) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode() if isinstance(part, str) else part)
-        digest.update(b"\x00")
-    return digest.hexdigest()

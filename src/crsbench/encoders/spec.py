@@ -20,7 +20,7 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from crsbench.datasets.base import sha256_of
+from crsbench.hashing import sha256_of
 from crsbench.errors import EncoderError
 
 # Bumped whenever the fingerprint's material, or what the engine feeds the encoder, changes on purpose:

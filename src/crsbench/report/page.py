@@ -249,7 +249,7 @@ def write_report(report, records: pd.DataFrame, out_dir: str | Path, *, results:
     results: the results folder (for the runs, datasets and stored predictions); predictions:
     per-case predictions, loaded from `results` when not given.
     """
-    from crsbench.provenance import now
+    from crsbench.timestamps import now
     from crsbench.records import normalise_keys
 
     started = time.perf_counter()

@@ -46,7 +46,7 @@ def _store_tables(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     database = results / "results.sqlite" if results.is_dir() else results
     if not database.exists():
         return pd.DataFrame(), pd.DataFrame()
-    with ResultsStore(database) as store:
+    with ResultsStore(database, read_only=True) as store:  # a report never writes the results
         return store.runs(), store.run_datasets()
 
 
