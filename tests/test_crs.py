@@ -388,7 +388,7 @@ def test_each_encoder_as_reference_gives_the_same_top_encoder_on_demo_quick(tmp_
     suite = api.demo_suite(quick=True, output=tmp_path / "results", use_medmnist=False)
     api.run(suite, cache_dir=tmp_path / "cache")
     tops, orders = set(), set()
-    for reference in (e.label for e in suite.encoder_specs):
+    for reference in (e.label for e in suite.encoders):
         report = api.score(tmp_path / "results", reference=reference, n_boot=0, n_weight_draws=0)
         tops.add(report.scores.index[0])
         orders.add(tuple(report.scores.index))

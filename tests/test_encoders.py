@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from crsbench.encoders.base import CallableEncoder, normalise_batch
+from crsbench.encoders.base import CallableEncoder
 from crsbench.encoders.registry import encoder_names, encoder_spec, get_encoder, register_encoder
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.encoders.torch_base import TorchEncoderBase
@@ -64,11 +64,6 @@ def test_native_resolution_is_the_default_and_part_of_the_fingerprint():
     small = get_encoder("efficientnet-lite1", input_size=128)
     assert native.spec.resize == 240
     assert native.spec.fingerprint() != small.spec.fingerprint()
-
-
-def test_normalise_batch():
-    x = normalise_batch(np.full((1, 2, 2, 3), 255, np.uint8), (0.5, 0.5, 0.5), (0.5, 0.5, 0.5))
-    assert x.shape == (1, 3, 2, 2) and torch.allclose(x, torch.ones_like(x))
 
 
 def test_registering_a_callable_encoder(monkeypatch):

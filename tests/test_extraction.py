@@ -10,7 +10,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from crsbench.datasets.base import ArrayImages  # noqa: E402
-from crsbench.encoders.base import normalise_batch  # noqa: E402
 from crsbench.encoders.spec import EncoderSpec  # noqa: E402
 from crsbench.encoders.torch_base import TorchEncoderBase, resolve_precision, select_device  # noqa: E402
 from crsbench.extraction import iter_batches  # noqa: E402
@@ -63,6 +62,12 @@ def test_device_and_precision_choice():
     assert resolve_precision("cuda", "fp32") == "fp32" and resolve_precision("cuda", "fp16") == "fp16"
     with pytest.raises(ValueError):
         resolve_precision("cpu", "int8")
+
+
+def normalise_batch(images: np.ndarray, mean, std) -> torch.Tensor:
+    """The card's normalisation written out in numpy: [n, H, W, 3] on 0-255 -> [n, 3, H, W]."""
+    x = (images.astype(np.float64) / 255.0 - np.asarray(mean)) / np.asarray(std)
+    return torch.from_numpy(x.transpose(0, 3, 1, 2).astype(np.float32))
 
 
 class _Linear(TorchEncoderBase):

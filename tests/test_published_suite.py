@@ -19,7 +19,7 @@ def test_suite_shape():
     suite = load_suite(SUITE)
     assert suite.seeds == [0, 1, 2, 3, 4]
     assert suite.fractions == [0.01, 0.05, 0.10, 0.25, 0.50, 1.0]
-    labels = [e.label for e in suite.encoder_specs]
+    labels = [e.label for e in suite.encoders]
     zoo = {"resnet50-in1k", "vit-b16-in21k", "convnext-base-in22k", "dinov2-base", "clip-vit-b16", "siglip-base",
            "biomedclip", "medsiglip-448", "medgemma-4b-vision", "pubmedclip-vit-b32", "radimagenet-resnet50",
            "panderm-large", "retfound-cfp", "rad-dino", "chexzero"}

@@ -15,7 +15,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_suite_example_is_a_valid_suite():
     block = re.search(r"```yaml\n(.*?)```", README.read_text(), re.S).group(1)
     suite = parse_suite(yaml.safe_load(block), source="README.md")
-    assert suite.reference in [e.label for e in suite.encoder_specs]
+    assert suite.reference in [e.label for e in suite.encoders]
     assert suite.perturbations is not None and {t.name for t in suite.tasks} == {"retina", "lesions"}
 
 

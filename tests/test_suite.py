@@ -26,7 +26,7 @@ def write(tmp_path, text):
 
 def test_good_suite_loads_with_defaults_and_resolves_paths(tmp_path):
     suite = load_suite(write(tmp_path, GOOD))
-    assert [e.label for e in suite.encoder_specs] == ["raw-pixels", "colour-texture@input_size=32"]
+    assert [e.label for e in suite.encoders] == ["raw-pixels", "colour-texture@input_size=32"]
     assert suite.seeds == [0, 1, 2, 3, 4] and suite.fractions == [0.1, 1.0]
     assert suite.tasks[0].dataset.options()["path"] == str(tmp_path / "data/derm.npz")
     assert suite.suite_hash() == load_suite(write(tmp_path, GOOD)).suite_hash()
@@ -83,7 +83,7 @@ def test_output_cache_and_weights_are_relative_to_the_suite_file(tmp_path, monke
     suite = load_suite(path)
     assert suite.output == str(tmp_path / "suites" / "out")
     assert suite.cache == os.path.expanduser("~/c")
-    choice = suite.encoder_specs[0]
+    choice = suite.encoders[0]
     assert choice.options["weights"] == str(tmp_path / "suites" / "w" / "ckpt.pt")
     assert choice.label == "radimagenet-resnet50@weights=w/${CKPT}.pt"  # the name as written, not this machine's path
     assert "written_options" not in suite.model_dump()  # the hash sees the resolved suite only

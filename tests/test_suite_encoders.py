@@ -74,9 +74,9 @@ def _suite(tmp_path):
 
 def test_each_way_of_naming_an_encoder_builds_it(tmp_path, user_code):
     suite = _suite(tmp_path)
-    assert [e.label for e in suite.encoder_specs] == ["raw-pixels", "thumb-4", "lab_encoders:channel_means",
+    assert [e.label for e in suite.encoders] == ["raw-pixels", "thumb-4", "lab_encoders:channel_means",
                                                       "inline-pixels"]
-    encoders = [choice.build() for choice in suite.encoder_specs]
+    encoders = [choice.build() for choice in suite.encoders]
     assert [e.spec.resize for e in encoders] == [16, 4, 8, 12]
     images = np.random.default_rng(0).integers(0, 256, (2, 12, 12, 3), dtype=np.uint8)
     assert encoders[3].encode(images).shape == (2, 432)

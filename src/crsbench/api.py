@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -262,7 +261,3 @@ def write_report(
     return write_pages(scored, frame, Path(out_dir) if out_dir else base / "report",
                        results=results)
 
-
-def data_dir() -> Path | None:
-    value = os.environ.get("CRSBENCH_DATA")
-    return Path(value) if value else None

@@ -124,7 +124,7 @@ def validate(
             sizes = ", ".join(f"{split} {n}" for split, n in check.sizes.items())
             console.print(Text(f"{check.field}: {check.name}: {sizes}; files present, {check.decoded} images decoded"))
     console.print(Text(
-        f"{suite}: ok ({len(loaded.encoder_specs)} encoders, {len(loaded.tasks)} tasks, "
+        f"{suite}: ok ({len(loaded.encoders)} encoders, {len(loaded.tasks)} tasks, "
         f"{len(loaded.seeds)} seeds, {len(loaded.fractions)} fractions)"
     ))
 
@@ -222,10 +222,6 @@ app.command("select")(select)
 def version() -> None:
     """Print the version."""
     console.print(__version__)
-
-
-def main() -> None:  # pragma: no cover - console entry point
-    app()
 
 
 if __name__ == "__main__":  # pragma: no cover

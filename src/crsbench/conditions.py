@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-KINDS = ("clean", "perturbation", "shift")
+from crsbench.vocabulary import CONDITION_KINDS as KINDS  # noqa: F401 - the name this module gave them
 
 
 @dataclass(frozen=True)

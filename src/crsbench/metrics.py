@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy.stats import rankdata
 
-TASK_TYPES = ("single_label", "multi_label", "ordinal")
+from crsbench.vocabulary import TASK_TYPES
 
 # Same clipping as sklearn>=1.5 log_loss on float64 input (it clips to the machine
 # epsilon of the probability dtype). A fixed float64 value keeps NLL independent of

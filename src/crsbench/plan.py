@@ -37,7 +37,7 @@ def plan(suite: Suite) -> list[FitUnit]:
     full = {task.name: full_label_conditions(suite, task) for task in suite.tasks}
     return [
         FitUnit(encoder.label, task.name, seed, fraction, full[task.name] if fraction == 1.0 else (CLEAN,))
-        for encoder in suite.encoder_specs
+        for encoder in suite.encoders
         for task in suite.tasks
         for seed in suite.seeds
         for fraction in suite.fractions

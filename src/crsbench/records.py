@@ -16,13 +16,11 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crsbench.errors import DataError
+from crsbench.vocabulary import CONDITION_KINDS, ConditionKind, TaskType
 
-CONDITION_KINDS: tuple[str, ...] = ("clean", "perturbation", "shift")
 # 2: binary Brier and AUROC are the positive column's (sklearn's values); 1 (null): written before versions,
 # when binary Brier was summed over both columns (twice the standard) and AUROC averaged both columns.
 RECORD_SCHEMA_VERSION = 2
-TaskType = Literal["single_label", "multi_label", "ordinal"]
-ConditionKind = Literal["clean", "perturbation", "shift"]
 
 
 class RecordsError(DataError, ValueError):

@@ -23,7 +23,7 @@ class Resolved:
 
 
 def resolve(suite: Suite) -> Resolved:
-    encoders = {choice.label: _named(f"encoders.{i}", choice.build) for i, choice in enumerate(suite.encoder_specs)}
+    encoders = {choice.label: _named(f"encoders.{i}", choice.build) for i, choice in enumerate(suite.encoders)}
     datasets = {t.name: _dataset(f"tasks.{i}.dataset", t.dataset) for i, t in enumerate(suite.tasks)}
     shifts = {t.name: _dataset(f"tasks.{i}.shift", t.shift) for i, t in enumerate(suite.tasks) if t.shift}
     shift_maps = {t.name: t.shift_label_map for t in suite.tasks if t.shift}

@@ -254,7 +254,7 @@ class Suite(_Strict):
 
     @model_validator(mode="after")
     def _unique_names(self) -> "Suite":
-        labels = [e.label for e in self.encoder_specs]
+        labels = [e.label for e in self.encoders]
         for what, names in (("encoders", labels), ("tasks", [t.name for t in self.tasks])):
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:
@@ -262,10 +262,6 @@ class Suite(_Strict):
         if self.reference is not None and self.reference not in labels:
             raise ValueError(f"reference: {self.reference!r} is not one of the suite's encoders {labels}")
         return self
-
-    @property
-    def encoder_specs(self) -> list[EncoderChoice]:
-        return list(self.encoders)
 
     @property
     def baselines(self) -> list[str]:

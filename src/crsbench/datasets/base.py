@@ -15,9 +15,7 @@ from typing import Protocol, Sequence, Union, runtime_checkable
 import numpy as np
 
 from crsbench.hashing import sha256_of  # noqa: F401 - re-exported where it was
-
-TASK_TYPES = ("single_label", "multi_label", "ordinal")
-SPLITS = ("train", "val", "test")
+from crsbench.vocabulary import SPLITS, TASK_TYPES  # noqa: F401 - re-exported where they were
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import numpy as np
 from crsbench.encoders.spec import GROUPS, EncoderSpec
 from crsbench.errors import EncoderError
 
-__all__ = ["GROUPS", "CallableEncoder", "Encoder", "EncoderBase", "check_options", "normalise_batch"]
+__all__ = ["GROUPS", "CallableEncoder", "Encoder", "EncoderBase", "check_options"]
 
 
 @runtime_checkable
@@ -56,13 +56,3 @@ def check_options(spec: EncoderSpec, options: dict, allowed: tuple[str, ...]) ->
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise EncoderError(f"encoder {spec.name!r}: unknown options {unknown}; allowed: {list(allowed)}")
-
-
-def normalise_batch(images: np.ndarray, mean, std):
-    """Pixels in [0, 255] (float32 or uint8) [n, H, W, 3] -> float32 torch tensor [n, 3, H, W], (x/255 - mean) / std."""
-    import torch
-
-    x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div(255.0)
-    mean_t = torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1)
-    std_t = torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1)
-    return (x - mean_t) / std_t
