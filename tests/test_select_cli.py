@@ -240,3 +240,28 @@ def test_retinamnist_npz_with_offline_encoders(tmp_path):
     npz = shared_file("medmnist", "retinamnist.npz")
     output = _real_run(tmp_path, npz, "--modality", "fundus")
     assert "task: ordinal (declared by the dataset's metadata), 5 classes" in output
+
+
+def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_same(tmp_path):
+    """api.select does the work and returns a value; the command only renders it."""
+    from crsbench import api
+
+    folder = _folder(tmp_path, _rows({"nevus": 12, "melanoma": 12}))
+    said = []
+    request = dict(data=folder, encoders="raw-pixels@input_size=16,colour-texture", label_column="diagnosis",
+                   budget_s=600.0, seeds=3, fractions=[0.5, 1.0], output=tmp_path / "lib",
+                   cache_dir=tmp_path / "cache")
+    selection = api.select(request, say=lambda line, style=None: said.append(line))
+    assert selection.prepared.plan is not None and selection.prepared.reference == "raw-pixels@input_size=16"
+    assert selection.summary.written > 0 and selection.report_html.is_file()
+    assert set(selection.scored.leading_tier) <= {"raw-pixels@input_size=16", "colour-texture"}
+    assert selection.advice and any(line.startswith("plan: ") for line in said)
+    assert selection.timing.startswith("select finished in")
+    again = api.select(request, say=lambda line, style=None: None)  # the same arguments: resumed, nothing rerun
+    assert again.prepared.resumed and again.summary.written == 0 and again.advice == selection.advice
+    result = _select(folder, "--encoders", "raw-pixels@input_size=16,colour-texture", "--label-column", "diagnosis",
+                     "--budget", "10m", "--seeds", "3", "--fractions", "0.5", "-o", tmp_path / "lib",
+                     "--cache-dir", tmp_path / "cache")
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert all(" ".join(sentence.split()) in flat for sentence in selection.advice)

@@ -196,7 +196,7 @@ def test_probe_fit_timing_has_a_realistic_shape_and_a_fixed_part():
 
 
 def test_the_closing_line_sets_the_wall_time_beside_the_estimate():
-    from crsbench.cli_select import Estimate, _timing_line
+    from crsbench.selection.workflow import Estimate, timing_line as _timing_line
 
     line = _timing_line(250.0, 150.0, Estimate(spent_s=20.0, run_s=140.0, scoring_s=60.0))
     assert line == ("select finished in 4m10s (250 s); estimated 3m40s (220 s): measuring 20s, run 2m30s against "

@@ -261,3 +261,56 @@ def write_report(
     return write_pages(scored, frame, Path(out_dir) if out_dir else base / "report",
                        results=results)
 
+
+
+def select(request, *, say=None, progress: Progress | None = None, dry_run: bool = False):
+    """Which of these encoders for this cohort? `request` is a selection.workflow.SelectionRequest (or its
+    fields by name, as a dict). Reads and checks the cohort, measures each encoder, fits the protocol to
+    the budget and writes the suite (prepare_selection), then runs it (a rerun with the same arguments
+    resumes), scores, advises and writes the scores and the report. Every line for the user goes through
+    `say(line, style=None)`; returns a selection.workflow.Selection holding each step's value."""
+    import time
+
+    from crsbench.selection.workflow import SELECT_N_BOOT, Selection, SelectionRequest, prepare_selection
+
+    request = request if isinstance(request, SelectionRequest) else SelectionRequest(**request)
+    say = say or (lambda line, style=None: None)
+    prepared = prepare_selection(request, say)
+    if dry_run:
+        say("dry run: nothing run")
+        return Selection(prepared)
+    out, reference = Path(request.output), prepared.reference
+    run_started = time.perf_counter()
+    summary = run(prepared.suite, progress=progress, cache_dir=request.cache_dir)
+    run_s = time.perf_counter() - run_started
+    suite_hash = prepared.suite.suite_hash()
+    scored = score(out, reference=reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash)
+    evidence = _selection_evidence(out, scored, prepared, suite_hash)
+    from crsbench.selection import advice
+
+    sentences = tuple(advice.recommendation(scored, evidence))
+    scores = write_scores(scored, out)
+    written = write_report(out, scored=scored, suite_hash=suite_hash)
+    return Selection(prepared, summary, scored, sentences, scores, written.html, run_s,
+                     time.perf_counter() - prepared.started)
+
+
+def _selection_evidence(out: Path, scored, prepared, suite_hash: str):
+    """The test-set size, the measured cost per image and, when the tier holds several encoders, the
+    seed-only standard errors."""
+    import numpy as np
+
+    from crsbench.selection import advice
+
+    test = prepared.dataset.split("test")
+    n_test = len(np.unique(test.groups)) if prepared.cohort.group_column else len(test)
+    seed_se = None
+    if len(scored.leading_tier) > 1:
+        from crsbench.selection.workflow import SELECT_N_BOOT
+
+        seed_only = score(out, reference=scored.reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash,
+                          resample="seeds", n_weight_draws=0)
+        seed_se = advice.standard_errors(seed_only.leading_tier_table, float(seed_only.settings.get("level", 0.95)))
+    return advice.Evidence(n_test=n_test, n_seeds=len(prepared.suite.seeds), unit=prepared.cohort.unit,
+                           seed_se=seed_se, seconds_per_image=prepared.seconds_per_image or None,
+                           n_test_images=len(test))
