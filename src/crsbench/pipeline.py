@@ -79,13 +79,22 @@ def fit_unit(unit: FitUnit, data: TrainingData, config: ProbeConfig, fitted: dic
     )
 
 
-def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> dict:
+@dataclass(frozen=True)
+class Evaluation:
+    """One fitted probe scored on one condition: the record's numbers, and the per-case probabilities that
+    are stored beside the record (not in it)."""
+
+    numbers: dict
+    probabilities: np.ndarray  # float32 [n_cases, n_classes]
+
+
+def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> Evaluation:
     """One record's numbers: the fitted probe scored on one condition's evaluation set."""
     started = time.perf_counter()
     probabilities = fitted.probe.predict_proba(eval_set.x)
     scores = metrics.evaluate(fitted.task_type, eval_set.y, probabilities)
     tempered = fitted.probe.predict_proba(eval_set.x, tempered=True)
-    return {
+    numbers = {
         **scores,
         "ece_temperature_scaled": metrics.ece(fitted.task_type, eval_set.y, tempered),
         "probe_temperature": fitted.probe.temperature,
@@ -102,5 +111,5 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> dic
         "embedding_hash_eval": eval_set.embedding_hash,
         "fit_seconds": fitted.fit_seconds,
         "eval_seconds": time.perf_counter() - started,
-        "probabilities": probabilities.astype(np.float32),  # stored beside the record, not in it
     }
+    return Evaluation(numbers, probabilities.astype(np.float32))

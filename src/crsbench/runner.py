@@ -29,7 +29,7 @@ from crsbench.embedding_jobs import extract_missing, register_context, release_c
 from crsbench.executors import Executor, build_executor
 from crsbench.keys import missing, unit_keys
 from crsbench.output_lock import OutputLock
-from crsbench.pipeline import FittedUnit, evaluate, fit_unit
+from crsbench.pipeline import Evaluation, FittedUnit, evaluate, fit_unit
 from crsbench.plan import FitUnit, plan
 from crsbench.predictions import CaseSet, PredictionFiles, index_statements
 from crsbench.probe import ProbeConfig
@@ -42,7 +42,7 @@ from crsbench.suite import Suite
 from crsbench.task_data import TaskData
 
 # stores one record with its predictions; False when it already existed
-Commit = Callable[[FitUnit, Condition, dict, CaseSet], bool]
+Commit = Callable[[FitUnit, Condition, Evaluation, CaseSet], bool]
 
 
 @dataclass
@@ -95,12 +95,11 @@ class SuiteRun:
 
             files = PredictionFiles(self.output)
 
-            def commit(unit: FitUnit, condition: Condition, numbers: dict, cases: CaseSet) -> bool:
-                probabilities = numbers.pop("probabilities")
-                record = assemble_record(unit, condition, numbers, keys[unit][condition], run, resolved)
+            def commit(unit: FitUnit, condition: Condition, evaluation: Evaluation, cases: CaseSet) -> bool:
+                record = assemble_record(unit, condition, evaluation.numbers, keys[unit][condition], run, resolved)
                 # files first (atomic, idempotent), then the record and its index rows in one transaction
                 test_set, test_set_row = files.write_case_set(cases)
-                digest = files.write_probabilities(probabilities)
+                digest = files.write_probabilities(evaluation.probabilities)
                 return store.add(record, index_statements(record.record_key, test_set, digest, test_set_row))
 
             extracted = self._embed(todo, resolved)
@@ -156,7 +155,8 @@ class SuiteRun:
         """Score the fits on one condition; its evaluation matrix is released on return."""
         work = partial(evaluate, condition=condition, eval_set=data.eval_set(condition))
         cases = data.case_set(condition)
-        return sum(commit(fitted.unit, condition, numbers, cases) for fitted, numbers in self.executor.map(work, fits))
+        return sum(commit(fitted.unit, condition, evaluation, cases)
+                   for fitted, evaluation in self.executor.map(work, fits))
 
 
 def _by_encoder_and_task(todo: dict[FitUnit, tuple[Condition, ...]]) -> dict[tuple[str, str], dict]:
