@@ -178,3 +178,19 @@ def test_schema_1_binary_records_are_read_in_todays_conventions():
     assert read["auroc"].tolist() == [0.8, 0.6, 0.9]  # the positive column's
     assert (read["schema_version"] == RECORD_SCHEMA_VERSION).all()
     assert old["brier"].tolist() == [0.4, 0.9, 0.2]  # the stored values are not touched
+
+
+def test_the_newest_version_of_a_changed_encoder_is_scored_and_the_rest_named():
+    from crsbench.records import newest_encoder_versions
+
+    rows = [run_record(seed=s, encoder="enc", encoder_fingerprint=fp, created_at=t, auroc=a)
+            for s in (0, 1) for fp, t, a in (("old", "2026-01-01T00:00:00", 0.7), ("new", "2026-02-01T00:00:00", 0.8))]
+    rows += [run_record(seed=s, encoder="other", encoder_fingerprint="o", created_at="2025-01-01T00:00:00")
+             for s in (0, 1)]
+    frame = pd.DataFrame(rows)
+    kept, notes = newest_encoder_versions(frame)
+    assert set(kept.loc[kept["encoder"] == "enc", "encoder_fingerprint"]) == {"new"}
+    assert len(kept[kept["encoder"] == "other"]) == 2 and len(notes) == 1
+    assert "enc on t" in notes[0] and "2 older records kept" in notes[0]
+    same, none = newest_encoder_versions(frame[frame["encoder"] == "other"])
+    assert none == () and len(same) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -136,7 +137,9 @@ def grid_view(results: str | Path | pd.DataFrame, suite_hash: str | None = None,
         frame = record_schema.select_suite(frame, suite_hash)
     if frame.empty:
         return frame, GridStatus(None, 0, ())
-    return check_grid(record_schema.normalise_keys(frame), runs, suite_hash, partial)
+    frame, superseded = record_schema.newest_encoder_versions(frame)
+    frame, status = check_grid(record_schema.normalise_keys(frame), runs, suite_hash, partial)
+    return frame, dataclasses.replace(status, superseded=superseded)
 
 
 def aggregate(results: str | Path | pd.DataFrame, suite_hash: str | None = None, partial: bool = False) -> pd.DataFrame:
@@ -215,7 +218,6 @@ def score(
     block with CRSConfig fields given by name (`n_boot=2000`) applied over it. The suite's baselines
     are left out of the rank statistics. An incomplete grid is refused unless `partial`; a partial
     report says so in its first note and in settings["grid"]."""
-    import dataclasses
 
     from crsbench.scoring import score_records
 
@@ -229,7 +231,7 @@ def score(
     stored = load_predictions(results) if config.resample == "cases" else None
     report = score_records(frame, reference or suite_reference(results, suite_hash), config, baselines=baselines,
                            predictions=stored)
-    notes = (grid.label(),) if grid.partial_view else ()
+    notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
     return dataclasses.replace(report, notes=notes + tuple(report.notes),
                                settings={**report.settings, "grid": grid.as_dict()})
 

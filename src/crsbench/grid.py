@@ -74,6 +74,7 @@ class GridStatus:
     kept: int = 0  # records in the view
     unreadable_suites: tuple[str, ...] = ()
     dropped_encoders: tuple[str, ...] = field(default=())  # encoders with no record at all
+    superseded: tuple[str, ...] = ()  # encoders whose older versions' records were left out (one sentence each)
 
     @property
     def complete(self) -> bool:
@@ -104,6 +105,7 @@ class GridStatus:
             "present": self.present, "missing": len(self.missing), "kept": self.kept,
             "missing_description": self.describe_missing(),
             "dropped_encoders": list(self.dropped_encoders), "unreadable_suites": list(self.unreadable_suites),
+            "superseded": list(self.superseded),
         }
 
 

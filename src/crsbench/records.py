@@ -250,6 +250,30 @@ def select_suite(records: pd.DataFrame, suite_hash: str) -> pd.DataFrame:
     return records[records["suite_hash"] == matches[0]]
 
 
+def newest_encoder_versions(records: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Where an encoder's weights or code changed between runs (several encoder fingerprints for one
+    encoder and task), the records of its newest version, by the latest `created_at`; the older records
+    stay in the store, never mixed in. Returns the records and one sentence per encoder and task superseded."""
+    if records.empty or "encoder_fingerprint" not in records.columns or "created_at" not in records.columns:
+        return records, ()
+    known = records[records["encoder_fingerprint"].notna()]
+    versions = known.groupby(["encoder", "task"])["encoder_fingerprint"].nunique()
+    changed = versions[versions > 1]
+    if changed.empty:
+        return records, ()
+    keep = pd.Series(True, index=records.index)
+    notes = []
+    for encoder, task in changed.index:
+        mine = known[(known["encoder"] == encoder) & (known["task"] == task)]
+        newest = mine.groupby("encoder_fingerprint")["created_at"].max().sort_values().index[-1]
+        older = mine.index[mine["encoder_fingerprint"] != newest]
+        keep[older] = False
+        notes.append(f"{encoder} on {task}: its weights or code changed between runs; scored the "
+                     f"{int((mine['encoder_fingerprint'] == newest).sum())} records of the newest version "
+                     f"(fingerprint {newest}), {len(older)} older records kept in the store, not mixed in")
+    return records[keep], tuple(notes)
+
+
 def one_grid(records: pd.DataFrame) -> None:
     """Refuse records that mix suites whose grids differ, or that repeat an evaluation.
 

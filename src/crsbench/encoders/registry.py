@@ -148,15 +148,28 @@ def load_factory(reference: str) -> Callable:
 
 
 def encoder_from_factory(reference: str, **options):
-    """User code: a factory returning an Encoder, or an EncoderSpec that is then built."""
+    """User code: a factory returning an Encoder, or an EncoderSpec that is then built. The factory's
+    module file is part of the encoder's identity: editing the code re-embeds instead of serving old vectors."""
     factory = load_factory(reference)
     try:
         made = factory(**options)
     except TypeError as exc:
         raise EncoderError(f"encoder {reference!r}: bad options {options}: {exc}") from None
-    if isinstance(made, EncoderSpec):
-        return build_encoder(made)
-    return _checked(made, reference)
+    encoder = build_encoder(made) if isinstance(made, EncoderSpec) else _checked(made, reference)
+    code = code_identity(reference.partition(":")[0])
+    encoder.spec = encoder.spec.replace(revision=f"{encoder.spec.revision or 'unversioned'}+code-{code}")
+    return encoder
+
+
+def code_identity(module_name: str) -> str:
+    """12 hex digits of the SHA-256 of a module's source file ("no-file" for a module without one)."""
+    import hashlib
+
+    path = getattr(importlib.import_module(module_name), "__file__", None)
+    if not path:
+        return "no-file"
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()[:12]
 
 
 def _checked(encoder, name: str):

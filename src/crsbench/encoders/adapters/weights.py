@@ -27,7 +27,8 @@ def pinned(revision: str | None) -> str | None:
     return revision or None
 
 
-WEIGHT_OPTIONS = ("weights", "revision")  # suite options of every encoder whose weights are files
+WEIGHT_OPTIONS = ("weights", "revision", "weights_identity")  # options of every encoder whose weights are files
+IDENTITY_MODES = ("mtime", "content")
 
 
 def resolve_weights(spec: EncoderSpec, options: dict) -> tuple[EncoderSpec, "WeightsSource", dict]:
@@ -37,9 +38,33 @@ def resolve_weights(spec: EncoderSpec, options: dict) -> tuple[EncoderSpec, "Wei
         spec = spec.replace(revision=str(options["revision"]))
     weights = WeightsSource.of(spec.name, spec.hub_repo, spec.revision, options.get("weights"), spec.how_to_get)
     if options.get("weights"):
-        # a local file is not the hub's revision: say so in the cache key and the records
-        spec = spec.replace(revision=f"local:{weights.local_path.name}")
+        # a local file is not the hub's revision, and its name says nothing of what it holds: the
+        # revision (so the cache key and the records) carries the file's identity
+        mode = options.get("weights_identity", "mtime")
+        if mode not in IDENTITY_MODES:
+            raise EncoderError(f"encoder {spec.name!r}: weights_identity must be one of {IDENTITY_MODES}, got {mode!r}")
+        spec = spec.replace(revision=f"local:{weights.local_path.name}:{mode}-{path_identity(weights.local_path, mode)}")
     return spec, weights, {k: options[k] for k in RUNTIME_OPTIONS if k in options}
+
+
+def path_identity(path: Path, mode: str = "mtime") -> str:
+    """What a weights file (or every file at the top of a weights folder, where weight and config files are
+    looked up) holds: size and modification time (`mtime`: a file replaced in place changes it, at no
+    cost), or the bytes' SHA-256 (`content`: reads every byte; survives copies that reset times)."""
+    import hashlib
+
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode() + b"\x00")
+        if mode == "content":
+            with open(file, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+        else:
+            stat = file.stat()
+            digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:12]
 
 
 @dataclass(frozen=True)
