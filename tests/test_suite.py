@@ -40,7 +40,7 @@ def test_good_suite_loads_with_defaults_and_resolves_paths(tmp_path):
         (("[1.0, 0.1]", "[0.5, 0.1]"), "fractions: must include 1.0"),
         (("[1.0, 0.1]", "[1.0, 2]"), "fractions: every label fraction must be in (0, 1]"),
         (("name: t\n", "name: t\nseeds: [1, 1]\n"), "seeds: seeds must be distinct, [1] repeated"),
-        (("name: t\n", "name: t\nseeds: [0, -1]\n"), "seeds: seeds must be non-negative integers, got [-1]"),
+        (("name: t\n", "name: t\nseeds: [0, -1]\n"), "seeds: seeds must be integers from 0 to 4294967295, got [-1]"),
         (("name: t\n", "name: t\nreference: other\n"), "reference: 'other' is not one of"),
         (("name: t\n", "name: t\nbatch_size: 0\n"), "batch_size: Input should be greater than 0"),
         (("name: t\n", "name: t\nprobe: {c_grid: [-1]}\n"), "probe.c_grid: must be a non-empty list"),

@@ -47,6 +47,14 @@ def open_suite(suite: Suite | str | Path) -> Suite:
     return load_suite(path, base=Path.cwd() if path != Path(suite) else None)
 
 
+def check_encoders(suite: Suite | str | Path) -> list[str]:
+    """Build every encoder of a suite as a run would (no weights are read: models load on first use), so
+    an unknown encoder or option fails here, naming the suite field. Returns the labels."""
+    from crsbench.resolve import build_encoders
+
+    return list(build_encoders(open_suite(suite)))
+
+
 def check_data(suite: Suite | str | Path) -> list:
     """Resolve every dataset of a suite, stat its files and decode a sample (`crsbench validate --data`)."""
     from crsbench.datacheck import check_suite_data

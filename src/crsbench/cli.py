@@ -117,8 +117,10 @@ def validate(
     suite: str = SUITE_ARGUMENT,
     data: bool = typer.Option(False, "--data", help="Also resolve every dataset: files present, a sample decoded."),
 ) -> None:
-    """Check a suite file without running it (with --data, its datasets too)."""
+    """Check a suite file without running it: its fields, its encoders and their options (with --data,
+    its datasets too)."""
     loaded = api.open_suite(suite)
+    api.check_encoders(loaded)
     if data:
         for check in api.check_data(loaded):
             sizes = ", ".join(f"{split} {n}" for split, n in check.sizes.items())

@@ -23,6 +23,9 @@ from crsbench.selection.duration import parse_duration
 from crsbench.selection.workflow import SelectionRequest
 
 
+MAX_SELECT_SEEDS = 50  # beyond this a selection's cost grows and its verdict no longer does
+
+
 def _say(line: str, style: str | None = None) -> None:
     console.print(Text(line, style=style) if style else Text(line))
 
@@ -67,7 +70,8 @@ def select(
     budget: str = typer.Option("30m", "--budget", help="Time for the whole selection: 90s, 30m, 2h, 1h30m."),
     fractions: Optional[str] = typer.Option(None, "--fractions", help="Label fractions, e.g. 0.1,0.5,1 "
                                             "(default: chosen to fit the budget)."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", min=3, help="Seeds (default: chosen, 3 to 5)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=3, max=MAX_SELECT_SEEDS,
+                                        help="Seeds (default: chosen, 3 to 5)."),
     output: Path = typer.Option(Path("crsbench-select"), "--output", "-o",
                                 help="Folder for the suite, results, report."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),

@@ -23,7 +23,7 @@ class Resolved:
 
 
 def resolve(suite: Suite) -> Resolved:
-    encoders = {choice.label: _named(f"encoders.{i}", choice.build) for i, choice in enumerate(suite.encoders)}
+    encoders = build_encoders(suite)
     datasets = {t.name: _dataset(f"tasks.{i}.dataset", t.dataset) for i, t in enumerate(suite.tasks)}
     shifts = {t.name: _dataset(f"tasks.{i}.shift", t.shift) for i, t in enumerate(suite.tasks) if t.shift}
     shift_maps = {t.name: t.shift_label_map for t in suite.tasks if t.shift}
@@ -47,6 +47,12 @@ def _check_declared(field: str, spec: DatasetSpec, dataset: Dataset) -> None:
         if value is not None and value != getattr(meta, what):
             raise DataError(f"{field}: dataset kind {spec.kind!r} declares {what} {value!r}, "
                             f"but the data says {getattr(meta, what)!r}")
+
+
+def build_encoders(suite: Suite) -> dict:
+    """Every encoder of the suite, by label, built as the run builds them (models load lazily, on first
+    use, so this checks names and options without reading weights)."""
+    return {choice.label: _named(f"encoders.{i}", choice.build) for i, choice in enumerate(suite.encoders)}
 
 
 def _named(field: str, build, *args, **options):

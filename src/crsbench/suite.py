@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from crsbench.crs import CRSConfig
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.errors import SuiteError
+from crsbench.safe_yaml import load_yaml
 
 DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
+MAX_SEED = 2**32 - 1
 PATH_OPTIONS = ("path", "root", "csv")  # dataset options resolved relative to the suite file
 ENCODER_PATH_OPTIONS = ("weights",)  # encoder options resolved relative to the suite file
 SUITE_PATHS = ("output", "cache")  # suite fields resolved relative to the suite file
@@ -177,8 +179,8 @@ class ProbeSpec(_Strict):
     @field_validator("c_grid")
     @classmethod
     def _positive(cls, grid: tuple[float, ...]) -> tuple[float, ...]:
-        if not grid or any(c <= 0 for c in grid):
-            raise ValueError("must be a non-empty list of positive numbers")
+        if not grid or any(not math.isfinite(c) or c <= 0 for c in grid):
+            raise ValueError("must be a non-empty list of positive, finite numbers")
         return tuple(sorted(set(grid)))
 
 
@@ -244,9 +246,10 @@ class Suite(_Strict):
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, seeds: list[int]) -> list[int]:
-        negative = [s for s in seeds if s < 0]
-        if negative:
-            raise ValueError(f"seeds must be non-negative integers, got {negative}")
+        out_of_range = [s for s in seeds if not 0 <= s <= MAX_SEED]
+        if out_of_range:
+            # the probe's solver takes a 32-bit seed, and the store an SQLite integer
+            raise ValueError(f"seeds must be integers from 0 to {MAX_SEED}, got {out_of_range}")
         repeated = sorted({s for s in seeds if seeds.count(s) > 1})
         if repeated:
             raise ValueError(f"seeds must be distinct, {repeated} repeated")
@@ -291,24 +294,24 @@ def _resolve_paths(raw: dict, base: Path) -> dict:
     """
     out = dict(raw)
     for key in SUITE_PATHS:
-        out[key] = _path(out.get(key), base)
+        out[key] = _path(out.get(key), base, key)
     if isinstance(out.get("encoders"), list):
-        out["encoders"] = [_resolve_encoder(encoder, base) for encoder in out["encoders"]]
+        out["encoders"] = [_resolve_encoder(encoder, base, f"encoders.{i}") for i, encoder in enumerate(out["encoders"])]
     if isinstance(out.get("tasks"), list):
         out["tasks"] = [
-            {**task, **{role: _resolve_options(task[role], PATH_OPTIONS, base)
+            {**task, **{role: _resolve_options(task[role], PATH_OPTIONS, base, f"tasks.{i}.{role}", strict=False)
                         for role in ("dataset", "shift") if isinstance(task.get(role), dict)}}
             if isinstance(task, dict) else task
-            for task in out["tasks"]
+            for i, task in enumerate(out["tasks"])
         ]
     return {k: v for k, v in out.items() if v is not None or k in raw}
 
 
-def _resolve_encoder(encoder: Any, base: Path) -> Any:
+def _resolve_encoder(encoder: Any, base: Path, field: str) -> Any:
     if not isinstance(encoder, dict) or not isinstance(encoder.get("options"), dict):
         return encoder
     options = encoder["options"]
-    resolved = _resolve_options(options, ENCODER_PATH_OPTIONS, base)
+    resolved = _resolve_options(options, ENCODER_PATH_OPTIONS, base, f"{field}.options")
     if resolved == options:
         return encoder
     # the label (the name in records) keeps the path as written, not this machine's absolute path
@@ -316,19 +319,32 @@ def _resolve_encoder(encoder: Any, base: Path) -> Any:
     return {**encoder, "options": resolved, "written_options": written}
 
 
-def _resolve_options(options: dict, keys: tuple[str, ...], base: Path) -> dict:
-    return {k: _path(v, base) if k in keys else v for k, v in options.items()}
+def _resolve_options(options: dict, keys: tuple[str, ...], base: Path, field: str, strict: bool = True) -> dict:
+    return {k: _path(v, base, f"{field}.{k}", strict) if k in keys else v for k, v in options.items()}
 
 
-def _path(value: Any, base: Path) -> Any:
-    """A path field: variables and ~ expanded, then relative paths taken from `base`. An unset ${VAR}
-    stays as written, so the dataset that reads it can name the variable."""
+class UnsetVariable(ValueError):
+    """A path field names an environment variable that is not set."""
+
+
+def _path(value: Any, base: Path, field: str, strict: bool = True) -> Any:
+    """A path field: variables and ~ expanded, then relative paths taken from `base`. An unset ${VAR} in
+    a path the run writes or reads itself (output, cache, weights) is an error naming the field and the
+    variable, else a folder literally named `${VAR}` would be written; in a dataset path it stays as
+    written, so a suite of datasets not on this machine still validates and plans, and the dataset names
+    the variable when it is read."""
     if not isinstance(value, str):
         return value
-    value = os.path.expanduser(os.path.expandvars(value))
-    if Path(value).is_absolute() or _UNSET_VARIABLE.search(value):
-        return value
-    return str(base / value)
+    expanded = os.path.expanduser(os.path.expandvars(value))
+    unset = _UNSET_VARIABLE.search(expanded)
+    if unset and not strict:
+        return expanded
+    if unset:
+        raise UnsetVariable(f"{field}: {value!r} names {unset.group(0).lstrip('$').strip('{}')}, which is not set "
+                            "in the environment")
+    if Path(expanded).is_absolute():
+        return expanded
+    return str(base / expanded)
 
 
 def _field_path(location: tuple) -> str:
@@ -338,7 +354,10 @@ def _field_path(location: tuple) -> str:
 def parse_suite(data: Any, source: str = "<suite>", base: Path | None = None) -> Suite:
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: a suite must be a mapping with at least 'name', 'encoders' and 'tasks'")
-    data = _resolve_paths(data, base or Path.cwd())
+    try:
+        data = _resolve_paths(data, base or Path.cwd())
+    except UnsetVariable as error:
+        raise SuiteError(f"{source}: {error}") from None
     try:
         return Suite.model_validate(data)
     except ValidationError as exc:
@@ -359,10 +378,4 @@ def load_suite(path: str | Path, base: Path | None = None) -> Suite:
         text = path.read_text()
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read suite file ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise SuiteError(f"{path}:{where} not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    return parse_suite(data, source=str(path), base=base or path.resolve().parent)
+    return parse_suite(load_yaml(text, str(path)), source=str(path), base=base or path.resolve().parent)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from crsbench.errors import DataError
@@ -20,8 +21,8 @@ def parse_duration(text: str) -> float:
         if not parts or "".join(n + u for n, u in parts) != value.replace(" ", ""):
             raise DataError(f"--budget: cannot read {text!r}; write e.g. 90s, 30m, 2h or 1h30m") from None
         seconds = sum(float(n) * UNIT_SECONDS[u] for n, u in parts)
-    if seconds <= 0:
-        raise DataError(f"--budget: {text!r} is not a positive duration")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise DataError(f"--budget: {text!r} is not a positive, finite duration")
     return seconds
 
 
