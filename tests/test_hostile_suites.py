@@ -123,3 +123,19 @@ def test_an_unset_variable_in_a_path_the_run_writes_is_named(tmp_path, monkeypat
     assert "\n" not in str(info.value)
     result = runner.invoke(app, ["run", str(path)])
     assert result.exit_code == 2 and not any(p.name.startswith("$") for p in tmp_path.iterdir())
+
+
+def test_control_codes_are_shown_not_obeyed_in_every_output():
+    from rich.text import Text
+
+    from crsbench.cli_console import SafeConsole
+    from crsbench.printable import printable
+
+    name = "enc\x1b[2Jwiped\x07\u202ereversed\u200b"
+    assert printable(name) == "enc\\x1b[2Jwiped\\x07\\u202ereversed\\u200b"
+    assert printable("plain name, with a tab\tand\nnewline") == "plain name, with a tab\tand\nnewline"
+    console = SafeConsole(record=True, width=200, color_system=None)
+    console.print(name)
+    console.print(Text(name, style="bold"))
+    shown = console.export_text()
+    assert not any(c in shown for c in "\x1b\x07\u202e\u200b") and "\\x1b[2Jwiped" in shown

@@ -20,6 +20,7 @@ HOSTILE = {
     "<script>alert(1)</script>": (0.86, 0.03, 0.02, 0.04),
     '"><img src=x onerror=alert(2)>': (0.88, 0.12, 0.06, 0.20),
     "mid$dle_c {x}": (0.80, 0.05, 0.03, 0.08),
+    "esc\x1b[31mred\x07\u202egnp.exe": (0.84, 0.06, 0.04, 0.10),  # terminal codes, a bell, a bidi override
 }
 HOSTILE_TASKS = ("<b>derm</b>", "cxr'\"")
 
@@ -48,7 +49,7 @@ def written(tmp_path_factory):
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     folder = write_results(tmp_path_factory.mktemp("hostile"), HOSTILE, tasks=HOSTILE_TASKS,
-                           suite_name="<script>document.title='owned'</script>")
+                           suite_name="<script>document.title='owned'</script>\x1b]0;pwned\x07")
     return folder, api.write_report(folder, n_boot=100, n_weight_draws=100)
 
 
@@ -110,6 +111,9 @@ def test_every_user_string_is_escaped_in_html_and_markdown(hostile):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     markdown = files.markdown.read_text()
     assert "<script" not in markdown.lower() and "<img" not in markdown.lower()
+    for output in [text, markdown] + [f.svg.read_text() for f in files.drawn]:
+        assert not any(c in output for c in "\x1b\x07\u202e")  # shown as escapes, never raw
+    assert "\\x1b" in text and "\\x1b" in markdown.replace("\\\\", "\\")
 
 
 def test_partial_results_say_what_is_missing(tmp_path):

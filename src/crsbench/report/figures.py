@@ -21,6 +21,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from crsbench.axes import AXES  # noqa: E402
+from crsbench.printable import printable  # noqa: E402
 from crsbench.report import evidence  # noqa: E402
 
 COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
@@ -63,7 +64,7 @@ Drawn = Figure | Absent
 
 def label(name: object, width: int = 22) -> str:
     """A user string as matplotlib text: dollar signs literal (no mathtext), long names shortened."""
-    text = str(name)
+    text = printable(name)  # a control character would make the SVG invalid XML
     if len(text) > width:
         text = text[: width - 1] + "\u2026"
     return text.replace("\\", "\\\\").replace("$", r"\$")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from crsbench.printable import printable
 from crsbench.report import evidence, figures, narrative, sources, tables
 from crsbench.report.terminal import partial_prefix
 
@@ -165,6 +166,8 @@ def _environment():
     return jinja2.Environment(
         loader=jinja2.PackageLoader("crsbench.report", "templates"),
         autoescape=True,  # every user string is escaped unless marked safe; nothing is
+        # user strings reach the page with their control codes shown, not raw (Markup is ours: left as is)
+        finalize=lambda value: printable(value) if type(value) is str else value,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -196,7 +199,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
 
 def md(text: object) -> str:
     """A user string as literal Markdown text: HTML escaped, Markdown punctuation backslashed."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False)).replace("\n", " ")
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(printable(text), quote=False)).replace("\n", " ")
 
 
 def _md_table(table: tables.Table) -> list[str]:

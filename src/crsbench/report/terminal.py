@@ -13,6 +13,7 @@ from rich.text import Text
 
 from crsbench.axes import AXES
 from crsbench.crs import COMPONENTS, DEFAULT_LEVEL
+from crsbench.printable import printable
 from crsbench.records import clean_full_label
 
 
@@ -51,7 +52,7 @@ def results_table(aggregate: pd.DataFrame, grid=None) -> Table:
     table.add_column("encoder", style="bold")
     tasks = sorted(frame["task"].unique())
     for task in tasks:
-        table.add_column(Text(str(task)), justify="right")
+        table.add_column(Text(printable(task)), justify="right")
     table.add_column("mean AUROC", justify="right")
     order = frame.groupby("encoder")["auroc_mean"].mean().sort_values(ascending=False, kind="stable")
     for encoder, mean_auroc in order.items():
@@ -60,7 +61,7 @@ def results_table(aggregate: pd.DataFrame, grid=None) -> Table:
             f"{by_task.at[t, 'auroc_mean']:.3f} / {by_task.at[t, 'ece_mean']:.3f}" if t in by_task.index else "-"
             for t in tasks
         ]
-        table.add_row(Text(str(encoder)), *cells, f"{mean_auroc:.3f}")
+        table.add_row(Text(printable(encoder)), *cells, f"{mean_auroc:.3f}")
     return table
 
 
@@ -129,7 +130,7 @@ def _tier_cell(value) -> str:
 
 def _name_cell(encoder, row) -> Text:
     marks = " (baseline)" if bool(row.get("baseline", False)) else ""
-    return Text(f"{encoder}{marks}")
+    return Text(f"{printable(encoder)}{marks}")
 
 
 def partial_prefix(report) -> str:

@@ -1,0 +1,36 @@
+"""User strings made safe to print: control and invisible formatting characters shown, not obeyed.
+
+A suite, encoder or class name is user input, and it reaches terminals, HTML, Markdown and SVG. An ESC
+rewrites a terminal, a BEL rings it, a right-to-left override reverses what a reader sees, and a
+zero-width space makes two different names print alike. Each becomes a visible escape (`\\x1b`,
+`\\u202e`); newlines and tabs are kept where the output allows them.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+KEPT = frozenset("\n\t")
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _hidden(char: str) -> bool:
+    # Cc: control characters; Cf: invisible formatting (bidi overrides, zero-width spaces and joiners)
+    return char not in KEPT and unicodedata.category(char) in ("Cc", "Cf")
+
+
+def printable(text: object) -> str:
+    """`str(text)` with every control or invisible formatting character written as an escape."""
+    value = str(text)
+    if not any(_hidden(c) for c in value):
+        return value
+    return "".join(_escape(c) if _hidden(c) else c for c in value)
+
+
+def same_length(text: str) -> str:
+    """For styled text whose spans index characters: each hidden character becomes one U+FFFD."""
+    return "".join("\ufffd" if _hidden(c) else c for c in text)
