@@ -111,6 +111,18 @@ def test_fingerprint_tracks_spec():
     assert len(fps) == len(variants) and fp not in fps
 
 
+def test_a_spec_its_options_and_its_fields_build_the_same_dataset():
+    from crsbench.datasets.synthetic import DemoOptions
+
+    spec = SyntheticSpec("fundus", site="B", seed=2, **SMALL)
+    built = [SyntheticDataset(spec), SyntheticDataset("fundus", "B", seed=2, **SMALL),
+             SyntheticDataset(DemoOptions(specialty="fundus", site="B", seed=2, **SMALL))]
+    assert {d.spec for d in built} == {spec} and len({d.fingerprint() for d in built}) == 1
+    assert {d.meta for d in built} == {built[0].meta} and built[0].meta.name == "demo-fundus-siteB"
+    with pytest.raises(DataError, match="synthetic dataset: n_train must be a non-negative integer"):
+        SyntheticDataset(specialty="derm", n_train=-1)  # the spec's own check, as from a suite
+
+
 def test_invalid_specs_are_rejected():
     for bad in (dict(specialty="mri"), dict(specialty="derm", site="C"), dict(specialty="derm", n_train=-1),
                 dict(specialty="derm", image_size=8), dict(specialty="derm", seed=-3)):

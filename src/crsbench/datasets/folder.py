@@ -28,7 +28,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of, stack_if_uniform
 from crsbench.datasets.decoded import DecodedStore
-from crsbench.datasets.kind import DatasetInfo, DatasetKind, FileKindOptions, Number, PathLike
+from crsbench.datasets.kind import DatasetInfo, DatasetKind, FileKindOptions, KindOptions, MaxSide, Number, PathLike
 from crsbench.datasets.paths import check_contained, contained
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
@@ -138,7 +138,12 @@ def _to_rgb(image: Image.Image) -> Image.Image:
 
 class FileSplits:
     """`split(name)` for datasets holding, per example, an id, an image file, a label, a group and a split
-    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, `max_side` and `image_folder`)."""
+    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, `options.max_side` and
+    `image_folder`)."""
+
+    @property
+    def max_side(self) -> int | None:
+        return self.options.max_side
 
     def split(self, name: str) -> SplitData:
         if name not in SPLITS:
@@ -159,6 +164,8 @@ class _Row:
 
 
 class FolderOptions(FileKindOptions):
+    """The folder kind's options, in the order its constructor takes them by position."""
+
     root: PathLike
     csv: PathLike
     image_column: str = "image"
@@ -167,6 +174,7 @@ class FolderOptions(FileKindOptions):
     group_column: Optional[str] = None
     split_column: Optional[str] = None
     class_names: Optional[list[str]] = None
+    max_side: MaxSide = None
     extensions: list[str] = list(IMAGE_EXTENSIONS)
     split_seed: int = 0
     fractions: list[Number] = [0.7, 0.1, 0.2]
@@ -175,8 +183,15 @@ class FolderOptions(FileKindOptions):
     fingerprint: Literal["mtime", "content"] = "mtime"
 
 
+def label_columns(options: FolderOptions) -> tuple[str, ...]:
+    return (options.label_columns,) if isinstance(options.label_columns, str) else tuple(options.label_columns)
+
+
 class FolderDataset(FileSplits, DatasetKind):
-    """Images under `root`, labels in `csv`; see the module docstring for the CSV layout."""
+    """Images under `root`, labels in `csv`; see the module docstring for the CSV layout.
+
+    Built from `FolderOptions`, or its fields: `FolderDataset(root, csv, label_columns="dx")`.
+    """
 
     info: ClassVar[DatasetInfo] = DatasetInfo(
         title="A folder of images and a labels CSV", summary="a team's own data",
@@ -184,11 +199,12 @@ class FolderDataset(FileSplits, DatasetKind):
         access="your own data",
     )
     Options: ClassVar[type[KindOptions]] = FolderOptions
+    options: FolderOptions
 
     @classmethod
     def info_for(cls, options: FolderOptions) -> DatasetInfo:
         """Classes are known here only when named (or, multi-label, from the label columns); else from the CSV."""
-        columns = (options.label_columns,) if isinstance(options.label_columns, str) else tuple(options.label_columns)
+        columns = label_columns(options)
         named = tuple(str(c) for c in options.class_names) if options.class_names is not None else None
         classes = named or (columns if options.task_type == "multi_label" else None)
         return cls.info.but(
@@ -196,47 +212,23 @@ class FolderDataset(FileSplits, DatasetKind):
             class_names=classes, modality=options.modality,
         )
 
-    def __init__(
-        self,
-        root: Path | str,
-        csv: Path | str,
-        image_column: str = "image",
-        label_columns: str | Sequence[str] = "label",
-        task_type: str = "single_label",
-        group_column: str | None = None,
-        split_column: str | None = None,
-        class_names: Sequence[str] | None = None,
-        max_side: int | None = None,
-        extensions: Sequence[str] = IMAGE_EXTENSIONS,
-        split_seed: int = 0,
-        fractions: Sequence[float] = (0.7, 0.1, 0.2),
-        name: str | None = None,
-        modality: str = "generic",
-        fingerprint: str = "mtime",
-    ):
-        if fingerprint not in FINGERPRINT_MODES:
-            raise DataError(f"fingerprint must be one of {', '.join(FINGERPRINT_MODES)}, got {fingerprint!r}")
-        self.fingerprint_mode = fingerprint
-        self.root = Path(root).expanduser()
-        self.csv_path = Path(csv).expanduser()
-        self.image_column = image_column
-        self.label_columns = (label_columns,) if isinstance(label_columns, str) else tuple(label_columns)
-        self.task_type = task_type
-        self.group_column = group_column
-        self.split_column = split_column
-        self.max_side = None if max_side is None else int(max_side)
-        self.extensions = tuple(e if e.startswith(".") else f".{e}" for e in extensions)
-        self.split_seed = split_seed
-        self.fractions = tuple(float(f) for f in fractions)
+    def _build(self) -> None:
+        options = self.options
+        self.root = Path(options.root).expanduser()
+        self.csv_path = Path(options.csv).expanduser()
+        # the forms the checks and the fingerprint use: a tuple of columns, dotted extensions, float fractions
+        self.label_columns = label_columns(options)
+        self.extensions = tuple(e if e.startswith(".") else f".{e}" for e in options.extensions)
+        self.fractions = tuple(float(f) for f in options.fractions)
 
         self._check_paths_exist()
         rows = self._read_rows()
         self.ids = self._image_ids(rows)
         self.files = self._resolve_image_files(rows)
-        self.class_names, self.labels = self._parse_labels(rows, class_names)
+        self.class_names, self.labels = self._parse_labels(rows, options.class_names)
         self.groups = self._groups(rows)
         self.assignment = self._splits(rows)
-        self.meta = self._build_meta(name or self.root.name, modality)
+        self.meta = self._build_meta()
         self.image_folder = self.root  # every image lies inside it (FileSplits checks again on reading)
         self._fingerprint: str | None = None
 
@@ -248,9 +240,9 @@ class FolderDataset(FileSplits, DatasetKind):
         every image once; survives copies that reset times). The mode is in the value, so the records and
         the run's dataset table say which one a run used."""
         if self._fingerprint is None:
-            identity = FINGERPRINT_MODES[self.fingerprint_mode]
-            listing = sorted((self._relative(path), *identity(path)) for path in set(self.files))
-            self._fingerprint = self.fingerprint_mode + "-" + sha256_of(
+            mode = self.options.fingerprint
+            listing = sorted((self._relative(path), *FINGERPRINT_MODES[mode](path)) for path in set(self.files))
+            self._fingerprint = mode + "-" + sha256_of(
                 self.csv_path.read_bytes(), json.dumps(listing), json.dumps(self._loader_options())
             )
         return self._fingerprint
@@ -283,16 +275,18 @@ class FolderDataset(FileSplits, DatasetKind):
     def _check_columns(self, header: list[str]) -> None:
         if not header:
             raise DataError(f"{self.csv_path}: empty file, expected a header row")
-        wanted = [self.image_column, *self.label_columns, self.group_column, self.split_column]
+        o = self.options
+        wanted = [o.image_column, *self.label_columns, o.group_column, o.split_column]
         for column in (c for c in wanted if c is not None):
             if column not in header:
                 raise DataError(f"{self.csv_path}: missing column '{column}' (columns: {', '.join(header)})")
 
     def _image_ids(self, rows: list[_Row]) -> np.ndarray:
-        ids = np.array([row.values[self.image_column].strip() for row in rows])
+        column = self.options.image_column
+        ids = np.array([row.values[column].strip() for row in rows])
         blank = np.flatnonzero(ids == "")
         if len(blank):
-            raise DataError(f"{self.csv_path} line {rows[blank[0]].line}: empty '{self.image_column}'")
+            raise DataError(f"{self.csv_path} line {rows[blank[0]].line}: empty '{column}'")
         self._check_unique_ids(ids)
         return ids
 
@@ -303,7 +297,7 @@ class FolderDataset(FileSplits, DatasetKind):
             shown = ", ".join(duplicates[:_SHOWN])
             raise DataError(
                 f"{self.csv_path}: {len(duplicates)} image names listed more than once in column"
-                f" '{self.image_column}': {shown}"
+                f" '{self.options.image_column}': {shown}"
             )
 
     def _resolve_image_files(self, rows: list[_Row]) -> list[Path]:
@@ -337,15 +331,16 @@ class FolderDataset(FileSplits, DatasetKind):
     # ----- labels
 
     def _parse_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
+        task_type = self.options.task_type
         parse = {
             "single_label": self._single_labels,
             "ordinal": self._ordinal_labels,
             "multi_label": self._multi_labels,
-        }.get(self.task_type)
+        }.get(task_type)
         if parse is None:
-            raise DataError(f"task_type must be one of single_label, multi_label, ordinal; got {self.task_type!r}")
-        if self.task_type != "multi_label" and len(self.label_columns) != 1:
-            raise DataError(f"a {self.task_type} task takes one label column, got {len(self.label_columns)}")
+            raise DataError(f"task_type must be one of single_label, multi_label, ordinal; got {task_type!r}")
+        if task_type != "multi_label" and len(self.label_columns) != 1:
+            raise DataError(f"a {task_type} task takes one label column, got {len(self.label_columns)}")
         return parse(rows, class_names)
 
     def _single_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
@@ -409,27 +404,29 @@ class FolderDataset(FileSplits, DatasetKind):
     # ----- groups, splits, meta
 
     def _groups(self, rows: list[_Row]) -> np.ndarray:
-        if self.group_column is None:
+        column = self.options.group_column
+        if column is None:
             return self.ids.copy()
-        groups = np.array([row.values[self.group_column].strip() for row in rows])
+        groups = np.array([row.values[column].strip() for row in rows])
         blank = np.flatnonzero(groups == "")
         if len(blank):
-            raise DataError(f"{self.csv_path} line {rows[blank[0]].line}: empty group in column '{self.group_column}'")
+            raise DataError(f"{self.csv_path} line {rows[blank[0]].line}: empty group in column '{column}'")
         return groups
 
     def _splits(self, rows: list[_Row]) -> np.ndarray:
-        if self.split_column is None:
+        column = self.options.split_column
+        if column is None:
             try:
-                return grouped_stratified_split(self.labels, self.groups, self.fractions, self.split_seed)
+                return grouped_stratified_split(self.labels, self.groups, self.fractions, self.options.split_seed)
             except ValueError as error:
                 raise DataError(f"{self.csv_path}: cannot split ({error})") from error
         assignment = []
         for row in rows:
-            value = row.values[self.split_column].strip()
+            value = row.values[column].strip()
             if value.lower() not in SPLIT_ALIASES:
                 raise DataError(
                     f"{self.csv_path} line {row.line}: unknown split {value!r} in column"
-                    f" '{self.split_column}' (expected train, val or test)"
+                    f" '{column}' (expected train, val or test)"
                 )
             assignment.append(SPLIT_ALIASES[value.lower()])
         assignment = np.array(assignment)
@@ -443,18 +440,14 @@ class FolderDataset(FileSplits, DatasetKind):
             if seen.setdefault(group, split) != split:
                 raise DataError(
                     f"{self.csv_path}: group {group!r} appears in both '{seen[group]}' and '{split}'"
-                    f" (column '{self.split_column}')"
+                    f" (column '{self.options.split_column}')"
                 )
 
-    def _build_meta(self, name: str, modality: str) -> DatasetMeta:
+    def _build_meta(self) -> DatasetMeta:
         try:
-            return DatasetMeta(
-                name=name,
-                task_type=self.task_type,
-                class_names=self.class_names,
-                modality=modality,
-                description=f"images under {self.root}, labels from {self.csv_path.name}",
-                source=str(self.root),
+            return self.info_for(self.options).to_meta(
+                description=f"images under {self.root}, labels from {self.csv_path.name}", source=str(self.root),
+                class_names=self.class_names,  # the CSV's, whether or not the options named them
             )
         except ValueError as error:
             raise DataError(f"{self.csv_path}: {error}") from error
@@ -466,16 +459,18 @@ class FolderDataset(FileSplits, DatasetKind):
             return path.as_posix()
 
     def _loader_options(self) -> dict:
+        """The options that change what is read, in the normalised forms the fingerprint has always hashed."""
+        o = self.options
         return {
-            "image_column": self.image_column,
+            "image_column": o.image_column,
             "label_columns": list(self.label_columns),
-            "task_type": self.task_type,
-            "group_column": self.group_column,
-            "split_column": self.split_column,
+            "task_type": o.task_type,
+            "group_column": o.group_column,
+            "split_column": o.split_column,
             "class_names": list(self.class_names),
-            "max_side": self.max_side,
+            "max_side": o.max_side,
             "extensions": list(self.extensions),
-            "split_seed": self.split_seed,
+            "split_seed": o.split_seed,
             "fractions": list(self.fractions),
         }
 

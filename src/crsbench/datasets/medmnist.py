@@ -26,7 +26,7 @@ from typing import ClassVar, Mapping, Optional
 import numpy as np
 from pydantic import field_validator
 
-from crsbench.datasets.base import SPLITS, ArrayImages, DatasetMeta, SplitData
+from crsbench.datasets.base import SPLITS, ArrayImages, SplitData
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, PathLike
 from crsbench.errors import DataError
 
@@ -312,6 +312,7 @@ class MedMNISTDataset(DatasetKind):
         access="Zenodo record 10519652 (download: true fetches and verifies it)",
     )
     Options: ClassVar[type[KindOptions]] = MedMNISTOptions
+    options: MedMNISTOptions
 
     @classmethod
     def info_for(cls, options: MedMNISTOptions) -> DatasetInfo:
@@ -321,30 +322,17 @@ class MedMNISTDataset(DatasetKind):
             modality=table.modality, licence=table.licence,
         )
 
-    def __init__(
-        self,
-        name: str,
-        path: Path | str | None = None,
-        download: bool = False,
-        size: int = 28,
-        verify_md5: bool = True,
-    ):
-        self.table = medmnist_info(name)
-        self.size = size
-        self.path = find_medmnist_file(self.table.name, size, path, download)
-        self.meta = DatasetMeta(
-            name=_dataset_name(self.table.name, size),
-            task_type=self.table.task_type,
-            class_names=self.table.class_names,
-            modality=self.table.modality,
-            description=f"MedMNIST {self.table.name}, {size}x{size} px, official splits",
-            source=self.table.url(size),
-            licence=self.table.licence,
+    def _build(self) -> None:
+        o = self.options
+        self.table = medmnist_info(o.name)
+        self.path = find_medmnist_file(self.table.name, o.size, o.path, o.download)
+        self.meta = self.info_for(o).to_meta(
+            description=f"MedMNIST {self.table.name}, {o.size}x{o.size} px, official splits", source=self.table.url(o.size),
         )
         self._md5: str | None = None
         self._splits: dict[str, SplitData] = {}
-        if verify_md5:
-            check_md5(self.path, self.fingerprint(), self.table.md5.get(size))
+        if o.verify_md5:
+            check_md5(self.path, self.fingerprint(), self.table.md5.get(o.size))
         self._check_keys_present()
 
     def fingerprint(self) -> str:
@@ -392,10 +380,11 @@ class MedMNISTDataset(DatasetKind):
     def _check_images(self, images: np.ndarray, key: str) -> None:
         if images.dtype != np.uint8:
             raise DataError(f"{self.path}: key '{key}' must be uint8, got {images.dtype}")
-        square = images.ndim >= 3 and images.shape[1:3] == (self.size, self.size)
+        size = self.options.size
+        square = images.ndim >= 3 and images.shape[1:3] == (size, size)
         channels_ok = images.ndim == 3 or (images.ndim == 4 and images.shape[3] == 3)
         if not (square and channels_ok):
-            expected = f"[N, {self.size}, {self.size}] or [N, {self.size}, {self.size}, 3]"
+            expected = f"[N, {size}, {size}] or [N, {size}, {size}, 3]"
             raise DataError(f"{self.path}: key '{key}' must have shape {expected}, got {list(images.shape)}")
 
     def _checked_labels(self, labels: np.ndarray, key: str, n_images: int) -> np.ndarray:

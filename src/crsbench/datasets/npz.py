@@ -14,7 +14,7 @@ from typing import ClassVar, Optional
 
 import numpy as np
 
-from crsbench.datasets.base import SPLITS, ArrayImages, DatasetMeta, SplitData, sha256_of
+from crsbench.datasets.base import SPLITS, ArrayImages, SplitData, sha256_of
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, PathLike
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
@@ -35,12 +35,17 @@ class NpzOptions(KindOptions):
     name: Optional[str] = None
 
 
+# the options that say how the file is read (the fingerprint's list; path, classes and names enter otherwise)
+_READING_OPTIONS = ("images_key", "labels_key", "ids_key", "groups_key", "split", "split_key", "split_seed")
+
+
 class NpzDataset(DatasetKind):
     info: ClassVar[DatasetInfo] = DatasetInfo(
         title="Images and labels in one .npz", summary="cohorts shipped as arrays; shift-only test sets",
         layout="one .npz with uint8 images and labels (optional ids, groups, split keys)", access="your own data",
     )
     Options: ClassVar[type[KindOptions]] = NpzOptions
+    options: NpzOptions
 
     @classmethod
     def info_for(cls, options: NpzOptions) -> DatasetInfo:
@@ -49,70 +54,53 @@ class NpzDataset(DatasetKind):
             class_names=tuple(options.class_names), modality=options.modality,
         )
 
-    def __init__(
-        self,
-        path: str,
-        class_names: list[str],
-        task_type: str = "single_label",
-        images_key: str = "images",
-        labels_key: str = "labels",
-        ids_key: str | None = None,
-        groups_key: str | None = None,
-        split: str = "test",
-        split_key: str | None = None,
-        split_seed: int = 0,
-        modality: str = "generic",
-        name: str | None = None,
-    ):
-        self.path = Path(path)
+    def _build(self) -> None:
+        o = self.options
+        self.path = Path(o.path)
         if not self.path.is_file():
             raise DataError(f"{self.path}: npz file not found")
-        if split not in ("test", "auto") and split_key is None:
-            raise DataError(f"{self.path}: split must be 'test' or 'auto' (or give split_key), got {split!r}")
-        self.meta = DatasetMeta(
-            name=name or self.path.stem, task_type=task_type, class_names=tuple(class_names), modality=modality,
-            source=str(self.path),
-        )
-        self._options = dict(images_key=images_key, labels_key=labels_key, ids_key=ids_key, groups_key=groups_key,
-                             split=split, split_key=split_key, split_seed=split_seed)
+        if o.split not in ("test", "auto") and o.split_key is None:
+            raise DataError(f"{self.path}: split must be 'test' or 'auto' (or give split_key), got {o.split!r}")
+        self.meta = self.info_for(o).to_meta(source=str(self.path))
         self._arrays: dict | None = None
         self._digest: str | None = None
 
     def fingerprint(self) -> str:
         if self._digest is None:
             file_hash = hashlib.sha256(self.path.read_bytes()).hexdigest()
-            self._digest = sha256_of(file_hash, repr(sorted(self._options.items())), repr(self.meta))
+            reading = self.options.model_dump(include=set(_READING_OPTIONS))  # the rest are in the meta
+            self._digest = sha256_of(file_hash, repr(sorted(reading.items())), repr(self.meta))
         return self._digest
 
     def _load(self) -> dict:
         if self._arrays is not None:
             return self._arrays
-        o = self._options
+        o = self.options
         try:
             data = np.load(self.path, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise DataError(f"{self.path}: not a readable npz file ({exc})") from None
-        for key in (o["images_key"], o["labels_key"], o["ids_key"], o["groups_key"], o["split_key"]):
+        for key in (o.images_key, o.labels_key, o.ids_key, o.groups_key, o.split_key):
             if key is not None and key not in data.files:
                 raise DataError(f"{self.path}: key {key!r} missing (keys: {', '.join(data.files)})")
         data = self._read_arrays(data)
-        images, labels = data[o["images_key"]], data[o["labels_key"]]
+        images, labels = data[o.images_key], data[o.labels_key]
         if images.dtype != np.uint8 or images.ndim not in (3, 4):
-            raise DataError(f"{self.path}: {o['images_key']!r} must be uint8 [n,H,W] or [n,H,W,C], got {images.dtype} {images.shape}")
+            raise DataError(f"{self.path}: {o.images_key!r} must be uint8 [n,H,W] or [n,H,W,C], got {images.dtype} {images.shape}")
         if len(labels) != len(images):
             raise DataError(f"{self.path}: {len(labels)} labels for {len(images)} images")
         labels = self._checked_labels(labels)
         n = len(images)
-        ids = data[o["ids_key"]].astype(str) if o["ids_key"] else np.array([f"{self.meta.name}-{i:06d}" for i in range(n)])
-        groups = data[o["groups_key"]].astype(str) if o["groups_key"] else ids
+        ids = data[o.ids_key].astype(str) if o.ids_key else np.array([f"{self.meta.name}-{i:06d}" for i in range(n)])
+        groups = data[o.groups_key].astype(str) if o.groups_key else ids
         self._arrays = {"images": images, "labels": labels, "ids": ids, "groups": groups, "split": self._assign(data, labels, groups)}
         return self._arrays
 
     def _read_arrays(self, archive) -> dict[str, np.ndarray]:
         """The arrays the options name; an object array (which only pickle could read) fails naming its key."""
-        o = self._options
+        o = self.options
         arrays = {}
-        for key in (o["images_key"], o["labels_key"], o["ids_key"], o["groups_key"], o["split_key"]):
+        for key in (o.images_key, o.labels_key, o.ids_key, o.groups_key, o.split_key):
             if key is None:
                 continue
             try:
@@ -139,16 +127,16 @@ class NpzDataset(DatasetKind):
         return labels
 
     def _assign(self, data, labels: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        o = self._options
-        if o["split_key"]:
-            split = np.char.lower(data[o["split_key"]].astype(str))
+        o = self.options
+        if o.split_key:
+            split = np.char.lower(data[o.split_key].astype(str))
             unknown = sorted(set(split) - set(SPLITS))
             if unknown:
-                raise DataError(f"{self.path}: {o['split_key']!r} has values {unknown}; expected {SPLITS}")
+                raise DataError(f"{self.path}: {o.split_key!r} has values {unknown}; expected {SPLITS}")
             return split
-        if o["split"] == "test":
+        if o.split == "test":
             return np.full(len(labels), "test")
-        return grouped_stratified_split(labels, groups, seed=o["split_seed"])
+        return grouped_stratified_split(labels, groups, seed=o.split_seed)
 
     def split(self, name: str) -> SplitData:
         if name not in SPLITS:

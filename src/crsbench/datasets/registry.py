@@ -1,5 +1,5 @@
-"""Dataset kinds by name: each kind is a class (see `crsbench.datasets.kind`) with an options model,
-its declared `DatasetInfo`, and a constructor.
+"""Dataset kinds by name: each kind is a class (see `crsbench.datasets.kind`) with an options model
+(its constructor's one parameter list), its declared `DatasetInfo`, and `from_options`.
 
 `get_dataset("medmnist", name="retinamnist")` builds a dataset; `info_for("medmnist", {...})` says what it
 is without reading it. Built-in kinds are imported when first asked for, so importing the registry stays
@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from crsbench.datasets.base import Dataset
-from crsbench.datasets.kind import DatasetInfo, KindOptions
+from crsbench.datasets.kind import DatasetInfo, KindOptions, bad_options, first_problem
 from crsbench.errors import DataError
 
 _BUILTIN = {
@@ -39,7 +39,10 @@ class OptionError(ValueError):
 
 
 def register_dataset(kind: str, dataset_class: type, *, replace: bool = False) -> None:
-    """Add a kind: a class with `Options`, `info_for(options)` and `from_options(options)`."""
+    """Add a kind: a class with `Options`, `info_for(options)` and `from_options(options)`.
+
+    A subclass of `DatasetKind` that implements `_build()` gets the rest; one with a constructor of its own
+    (keyword parameters named as its `Options` fields) is built with the options a suite gave."""
     if kind in _KINDS and not replace:
         raise ValueError(f"dataset kind {kind!r} is already registered; pass replace=True to override it")
     absent = [m for m in ("Options", "info_for", "from_options") if not hasattr(dataset_class, m)]
@@ -67,9 +70,7 @@ def parse_options(kind: str, options: dict[str, Any]) -> KindOptions:
     try:
         return dataset_kind(kind).Options.model_validate(options)
     except ValidationError as error:
-        # a misspelt option also leaves a required one missing: the misspelling is the better hint
-        first = min(error.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        raise OptionError(tuple(first["loc"]), first["msg"].removeprefix("Value error, ")) from None
+        raise OptionError(*first_problem(error)) from None
 
 
 def info_for(kind: str, options: dict[str, Any]) -> DatasetInfo:
@@ -85,5 +86,4 @@ def _checked(kind: str, options: dict[str, Any]) -> KindOptions:
     try:
         return parse_options(kind, options)
     except OptionError as error:
-        where = "".join(f"{part}: " for part in error.location)  # a whole-model check names no field
-        raise DataError(f"dataset kind {kind!r}: bad options: {where}{error.message}") from None
+        raise bad_options(f"dataset kind {kind!r}", error.location, error.message) from None

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from crsbench.datasets.base import DatasetMeta
 from crsbench.datasets.kind import DatasetInfo, KindOptions
 from crsbench.datasets.published.common import (
     DrawnSplitOptions,
     Listing,
     PublishedDataset,
-    SplitOptions,
     check_allowed,
     check_unique,
     find_file,
@@ -53,25 +51,13 @@ class APTOS2019Dataset(PublishedDataset):
     )  # fmt: skip
     Options: ClassVar[type[KindOptions]] = DrawnSplitOptions
 
-    def __init__(
-        self,
-        root: str | Path | None = None,
-        max_side: int | None = None,
-        fractions: Sequence[float] = (0.7, 0.1, 0.2),
-        split_seed: int = 0,
-        missing: str = "fail",
-        check_images: bool = True,
-        resplit: bool = False,
-    ):
-        root = resolve_root(root, ENV_VAR, TITLE)
+    def _build(self) -> None:
+        root = resolve_root(self.options.root, ENV_VAR, TITLE)
         listing = read_listing(root, find_file(root, (LABELS_CSV, LABELS_CSV + ".gz"), TITLE))
-        meta = DatasetMeta(
-            name=NAME, task_type="ordinal", class_names=GRADES, modality="fundus",
-            description="APTOS 2019 training set, diabetic retinopathy grades 0-4 (ordinal)",
-            source=str(root), licence=LICENCE,
-        )  # fmt: skip
-        split = SplitOptions(max_side, tuple(fractions), split_seed, missing, check_images, resplit)
-        self._finish(root, listing, meta, {"grades": list(GRADES)}, split)
+        meta = self.info_for(self.options).to_meta(
+            description="APTOS 2019 training set, diabetic retinopathy grades 0-4 (ordinal)", source=str(root),
+        )
+        self._finish(root, listing, meta, {"grades": list(GRADES)})
 
 
 def read_listing(root: Path, labels_path: Path) -> Listing:

@@ -28,13 +28,11 @@ from typing import ClassVar, Mapping, Optional, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from crsbench.datasets.base import DatasetMeta
 from crsbench.datasets.kind import DatasetInfo, KindOptions, PathLike
 from crsbench.datasets.published.common import (
     DrawnSplitOptions,
     Listing,
     PublishedDataset,
-    SplitOptions,
     check_allowed,
     check_unique,
     count_drop,
@@ -74,35 +72,22 @@ class CheXpertDataset(PublishedDataset):
         access="Stanford research use agreement",
     )  # fmt: skip
     Options: ClassVar[type[KindOptions]] = CheXpertOptions
+    options: CheXpertOptions
 
-    def __init__(
-        self,
-        root: str | Path | None = None,
-        csv: str | Path | None = None,
-        uncertainty: str | Mapping[str, str] | None = None,
-        include_valid: bool = False,
-        max_side: int | None = None,
-        fractions: Sequence[float] = (0.7, 0.1, 0.2),
-        split_seed: int = 0,
-        missing: str = "fail",
-        check_images: bool = False,
-        resplit: bool = False,
-    ):
-        root = resolve_root(root, ENV_VAR, TITLE)
+    def _build(self) -> None:
+        o = self.options
+        root = resolve_root(o.root, ENV_VAR, TITLE)
         release = release_folder(root)
-        policy = resolve_policy(uncertainty)
-        csv_paths = [explicit_file(csv, TITLE) if csv is not None else find_file(release, ("train.csv", "train.csv.gz"), TITLE)]
-        if include_valid:
+        policy = resolve_policy(o.uncertainty)
+        csv_paths = [explicit_file(o.csv, TITLE) if o.csv is not None else find_file(release, ("train.csv", "train.csv.gz"), TITLE)]
+        if o.include_valid:
             csv_paths.append(find_file(release, ("valid.csv", "valid.csv.gz"), TITLE))
         listing = read_listing(release, csv_paths, policy)
-        meta = DatasetMeta(
-            name=NAME, task_type="multi_label", class_names=COMPETITION_LABELS, modality="chest_xray",
-            description="CheXpert frontal views, 5 competition labels, split grouped by patient",
-            source=str(root), licence=LICENCE,
-        )  # fmt: skip
-        split = SplitOptions(max_side, tuple(fractions), split_seed, missing, check_images, resplit)
-        options = {"include_valid": include_valid, "view": "Frontal"}
-        self._finish(root, listing, meta, options, split, label_options={"policy": policy})
+        meta = self.info_for(o).to_meta(
+            description="CheXpert frontal views, 5 competition labels, split grouped by patient", source=str(root),
+        )
+        split_options = {"include_valid": o.include_valid, "view": "Frontal"}
+        self._finish(root, listing, meta, split_options, label_options={"policy": policy})
         self.policy = policy
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
 from crsbench.datasets.folder import FileImages, FileSplits, load_image
-from crsbench.datasets.kind import DatasetKind, FileKindOptions, Number, PathLike
+from crsbench.datasets.kind import DatasetKind, FileKindOptions, MaxSide, Number, PathLike
 from crsbench.datasets.paths import check_contained
 from crsbench.errors import DataError
 
@@ -281,25 +281,19 @@ class Listing:
         )
 
 
-@dataclass(frozen=True)
-class SplitOptions:
-    """How the images become fixed train/val/test splits, and what happens to missing images."""
-
-    max_side: Optional[int] = None
-    fractions: tuple[float, ...] = (0.7, 0.1, 0.2)
-    split_seed: int = 0
-    missing: str = "fail"
-    check_images: bool = True
-    resplit: bool = False
-
-
 class PublishedOptions(FileKindOptions):
-    """Options every published dataset takes (defaults as in the constructors)."""
+    """Options every published dataset takes: where it is, how images are decoded, what happens to missing
+    images, and whether the fixed splits are drawn again."""
 
     root: Optional[PathLike] = None
+    max_side: MaxSide = None
     missing: str = "fail"
     check_images: bool = True
     resplit: bool = False
+
+    def drawn_split(self) -> tuple[list, int]:
+        """The fractions and seed of the split drawn once; none for a release with its own split."""
+        return [], 0
 
 
 class DrawnSplitOptions(PublishedOptions):
@@ -308,54 +302,59 @@ class DrawnSplitOptions(PublishedOptions):
     fractions: list[Number] = [0.7, 0.1, 0.2]
     split_seed: int = 0
 
+    def drawn_split(self) -> tuple[list, int]:
+        return list(self.fractions), self.split_seed
+
 
 class PublishedDataset(FileSplits, DatasetKind):
-    """A dataset read from an official release; subclasses read the release into a `Listing`."""
+    """A dataset read from an official release; subclasses read the release into a `Listing` (`_build`)."""
 
     meta: DatasetMeta
+    options: PublishedOptions
 
-    def _finish(
-        self, root: Path, listing: Listing, meta: DatasetMeta, options: dict, split: SplitOptions, label_options=None
-    ) -> None:
+    def _finish(self, root: Path, listing: Listing, meta: DatasetMeta, split_options: dict, label_options=None) -> None:
         """Checks the images (when asked), fixes the splits and keeps what `split()` needs.
 
-        `options` name the split file (they change the splits); `label_options` change only the labels
-        (e.g. the uncertainty policy), so they enter the fingerprint but share one split file.
+        `split_options` name the split file (they change the splits; the drawn split's fractions and seed
+        are added); `label_options` change only the labels (e.g. the uncertainty policy), so they enter the
+        fingerprint but share one split file.
         """
+        o = self.options
         self.root = root
         self.meta = meta
-        self.max_side = split.max_side
         self.dropped: dict[str, int] = listing.dropped
-        if split.missing not in MISSING_POLICIES:
-            raise DataError(f"{meta.name}: missing must be one of {', '.join(MISSING_POLICIES)}, got {split.missing!r}")
+        if o.missing not in MISSING_POLICIES:
+            raise DataError(f"{meta.name}: missing must be one of {', '.join(MISSING_POLICIES)}, got {o.missing!r}")
         # every path comes from a CSV: it must lie inside the release (symbolic links followed when the
         # files are stat'ed anyway, and again for each image when it is decoded)
         self.image_folder = Path(listing.image_folder or root)
-        check_contained(self.image_folder, listing.files, listing.where, resolve=split.check_images)
-        if split.check_images:
-            listing = listing.keep(apply_missing_policy(listing.files, listing.ids, split.missing, listing.where, self.dropped))
+        check_contained(self.image_folder, listing.files, listing.where, resolve=o.check_images)
+        if o.check_images:
+            listing = listing.keep(apply_missing_policy(listing.files, listing.ids, o.missing, listing.where, self.dropped))
         if len(listing.ids) == 0:
             raise DataError(f"{meta.name}: no images left under {root} (dropped: {self.dropped})")
         self.ids, self.files, self.labels, self.groups = listing.ids, listing.files, listing.labels, listing.groups
-        self.options = {**options, "fractions": list(split.fractions), "split_seed": split.split_seed}
+        fractions, split_seed = o.drawn_split()
+        self.split_options = {**split_options, "fractions": fractions, "split_seed": split_seed}
         self.source_checksum = source_checksum(listing.sources, self.ids)
         self.assignment, self.split_file = fixed_splits(
-            meta.name, root, self.options, self.source_checksum, self.ids,
-            lambda: listing.official_split if listing.official_split is not None else self._draw(listing, split),
-            resplit=split.resplit,
+            meta.name, root, self.split_options, self.source_checksum, self.ids,
+            lambda: listing.official_split if listing.official_split is not None else self._draw(listing),
+            resplit=o.resplit,
         )  # fmt: skip
         self.label_options = dict(label_options or {})
         self._fingerprint = sha256_of(
-            self.source_checksum, json.dumps([self.options, self.label_options], sort_keys=True),
+            self.source_checksum, json.dumps([self.split_options, self.label_options], sort_keys=True),
             str(self.max_side), "\n".join(self.assignment.tolist()),
         )  # fmt: skip
 
-    def _draw(self, listing: Listing, split: SplitOptions) -> np.ndarray:
+    def _draw(self, listing: Listing) -> np.ndarray:
         from crsbench.datasets.splits import grouped_stratified_split
 
         strata = listing.strata if listing.strata is not None else listing.labels
+        fractions, split_seed = self.options.drawn_split()
         try:
-            return grouped_stratified_split(strata, listing.groups, split.fractions, split.split_seed)
+            return grouped_stratified_split(strata, listing.groups, tuple(fractions), split_seed)
         except ValueError as error:
             raise DataError(f"{self.meta.name}: cannot split ({error})") from error
 

@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from crsbench.datasets.base import DatasetMeta
 from crsbench.datasets.kind import DatasetInfo, KindOptions
 from crsbench.datasets.published.common import (
     DrawnSplitOptions,
     Listing,
     PublishedDataset,
-    SplitOptions,
     check_allowed,
     check_unique,
     count_drop,
@@ -62,27 +60,16 @@ class ISIC2019Dataset(PublishedDataset):
     )  # fmt: skip
     Options: ClassVar[type[KindOptions]] = DrawnSplitOptions
 
-    def __init__(
-        self,
-        root: str | Path | None = None,
-        max_side: int | None = None,
-        fractions: Sequence[float] = (0.7, 0.1, 0.2),
-        split_seed: int = 0,
-        missing: str = "fail",
-        check_images: bool = True,
-        resplit: bool = False,
-    ):
-        root = resolve_root(root, ENV_VAR, TITLE)
+    def _build(self) -> None:
+        root = resolve_root(self.options.root, ENV_VAR, TITLE)
         truth_path = find_file(root, (GROUND_TRUTH, GROUND_TRUTH + ".gz"), TITLE)
         metadata_path = find_file(root, (METADATA, METADATA + ".gz"), TITLE)
         listing = read_listing(root, truth_path, metadata_path)
-        meta = DatasetMeta(
-            name=NAME, task_type="single_label", class_names=CLASSES, modality="dermoscopy",
+        meta = self.info_for(self.options).to_meta(
             description="ISIC 2019 training set, 8 diagnostic classes (UNK unused), split grouped by lesion_id",
-            source=str(root), licence=LICENCE,
-        )  # fmt: skip
-        split = SplitOptions(max_side, tuple(fractions), split_seed, missing, check_images, resplit)
-        self._finish(root, listing, meta, {"classes": list(CLASSES)}, split)
+            source=str(root),
+        )
+        self._finish(root, listing, meta, {"classes": list(CLASSES)})
 
 
 def read_listing(root: Path, truth_path: Path, metadata_path: Path) -> Listing:

@@ -25,13 +25,11 @@ from typing import ClassVar, Mapping, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from crsbench.datasets.base import DatasetMeta
 from crsbench.datasets.kind import DatasetInfo, KindOptions
 from crsbench.datasets.published.common import (
     PublishedOptions,
     Listing,
     PublishedDataset,
-    SplitOptions,
     check_allowed,
     check_unique,
     count_drop,
@@ -70,29 +68,19 @@ class MIMICCXRDataset(PublishedDataset):
         access="PhysioNet credentialed access + DUA",
     )  # fmt: skip
     Options: ClassVar[type[KindOptions]] = MIMICOptions
+    options: MIMICOptions
 
-    def __init__(
-        self,
-        root: str | Path | None = None,
-        uncertainty: str | Mapping[str, str] | None = None,
-        views: Sequence[str] = FRONTAL_VIEWS,
-        max_side: int | None = None,
-        missing: str = "fail",
-        check_images: bool = False,
-        resplit: bool = False,
-    ):
-        root = resolve_root(root, ENV_VAR, TITLE)
+    def _build(self) -> None:
+        o = self.options
+        root = resolve_root(o.root, ENV_VAR, TITLE)
         sources = tuple(find_file(root, (name, name + ".gz"), TITLE) for name in (LABELS_CSV, METADATA_CSV, SPLIT_CSV))
-        policy = resolve_policy(uncertainty)
-        listing = read_listing(root, *sources, policy=policy, views=tuple(views))
-        meta = DatasetMeta(
-            name=NAME, task_type="multi_label", class_names=COMPETITION_LABELS, modality="chest_xray",
-            description="MIMIC-CXR-JPG frontal views, 5 CheXpert labels, official split",
-            source=str(root), licence=LICENCE,
-        )  # fmt: skip
-        split = SplitOptions(max_side, (), 0, missing, check_images, resplit)  # official split: nothing drawn
-        options = {"views": list(views), "split": "official"}
-        self._finish(root, listing, meta, options, split, label_options={"policy": policy})
+        policy = resolve_policy(o.uncertainty)
+        listing = read_listing(root, *sources, policy=policy, views=tuple(o.views))
+        meta = self.info_for(o).to_meta(
+            description="MIMIC-CXR-JPG frontal views, 5 CheXpert labels, official split", source=str(root),
+        )
+        # the official split: nothing is drawn, so no fractions or seed are added to the split file's options
+        self._finish(root, listing, meta, {"views": list(o.views), "split": "official"}, label_options={"policy": policy})
         self.policy = policy
 
 
