@@ -43,7 +43,12 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
     """The crsbench modules a file imports, wherever in the file the import sits: `from a import b` names
     module a.b when b is a module, else a. The package's `__version__` is a constant, not an import of it."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block)
+                   for n in ast.walk(block)}  # annotations only: never imported at run time
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("crsbench"):
             for alias in node.names:
                 if (node.module, alias.name) != ("crsbench", "__version__"):
@@ -52,6 +57,11 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("crsbench"))
     return found
+
+
+def _is_type_checking_block(node) -> bool:
+    return isinstance(node, ast.If) and (getattr(node.test, "id", None) == "TYPE_CHECKING"
+                                         or getattr(node.test, "attr", None) == "TYPE_CHECKING")
 
 
 def _unit(module: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -16,18 +17,21 @@ import pandas as pd
 from crsbench.axes import AXES
 from crsbench.records import normalise_keys
 
+if TYPE_CHECKING:  # annotations only
+    from crsbench.scoring import ScoreReport
+
 FULL_LABELS = 1.0
 TABLE_METRICS: tuple[str, ...] = ("auroc", "balanced_accuracy", "ece", "brier", "nll")
 
 
-def rank_probabilities(report) -> tuple[pd.DataFrame, str | None]:
+def rank_probabilities(report: ScoreReport) -> tuple[pd.DataFrame, str | None]:
     """P(rank = k) per encoder (rows sum to 1, columns rank_1..rank_N) and the label of the bootstrap
     that drew it. The one place the report reads the rank distribution: at present the seed-only
     bootstrap's, switched here when the case-level bootstrap provides its own."""
     return report.rank_distribution, report.interval_label
 
 
-def encoder_order(report) -> list[str]:
+def encoder_order(report: ScoreReport) -> list[str]:
     """Encoders best CRS first: the order of every legend, table and colour of the report."""
     return [str(e) for e in report.scores.index]
 
@@ -148,7 +152,7 @@ def worst_conditions(records: pd.DataFrame) -> dict[str, WorstCondition]:
     }
 
 
-def weakest_axes(report) -> dict[str, str]:
+def weakest_axes(report: ScoreReport) -> dict[str, str]:
     """Per encoder, the available axis with the lowest value in skill u (the profile)."""
     profile = report.profile
     if profile.empty:
@@ -156,7 +160,7 @@ def weakest_axes(report) -> dict[str, str]:
     return {str(e): str(row.dropna().idxmin()) for e, row in profile.iterrows() if row.notna().any()}
 
 
-def profile_against_reference(report) -> pd.DataFrame:
+def profile_against_reference(report: ScoreReport) -> pd.DataFrame:
     """u_e - u_reference per axis in skill u (columns in AXES order; a missing axis is NaN)."""
     profile = report.profile.reindex(columns=list(AXES))
     if report.reference not in profile.index:
@@ -164,7 +168,7 @@ def profile_against_reference(report) -> pd.DataFrame:
     return profile - profile.loc[report.reference]
 
 
-def rank_shift(report) -> pd.DataFrame:
+def rank_shift(report: ScoreReport) -> pd.DataFrame:
     """AUROC rank and CRS rank among the ranked cohort (baselines left out, as in the rank statistics),
     with `reversed`: the encoder is in a pair whose order AUROC and CRS disagree on."""
     scores = report.scores
@@ -182,7 +186,7 @@ def rank_shift(report) -> pd.DataFrame:
     return out
 
 
-def reversed_pairs(report) -> list[tuple[str, str]]:
+def reversed_pairs(report: ScoreReport) -> list[tuple[str, str]]:
     return [(str(p.encoder_a), str(p.encoder_b)) for p in report.reversed_pairs.itertuples()]
 
 

@@ -9,7 +9,7 @@ matplotlib from reading them as mathtext and shortens them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import matplotlib
 
@@ -23,6 +23,9 @@ from matplotlib.lines import Line2D  # noqa: E402
 from crsbench.axes import AXES  # noqa: E402
 from crsbench.printable import printable  # noqa: E402
 from crsbench.report import evidence  # noqa: E402
+
+if TYPE_CHECKING:  # annotations only: the page module draws these figures
+    from crsbench.report.page import ReportData
 
 COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#CC79A7", "#000000", "#F0E442")
@@ -114,7 +117,7 @@ def _encoder_handles(encoders: list[str], palette: Palette, marker: str | None =
 # --------------------------------------------------------------------------- cross-task figures
 
 
-def axis_profile(data) -> Drawn:
+def axis_profile(data: ReportData) -> Drawn:
     """Small multiples: each encoder's four axes minus the reference's, in skill u."""
     report, palette = data.report, data.palette
     delta = evidence.profile_against_reference(report)
@@ -148,7 +151,7 @@ def axis_profile(data) -> Drawn:
     return fig
 
 
-def auroc_vs_crs(data) -> Drawn:
+def auroc_vs_crs(data: ReportData) -> Drawn:
     """Cross-task AUROC against CRS, the CRS interval as a bar, the Pareto front, the leading tier."""
     report, palette = data.report, data.palette
     scores = report.scores
@@ -187,7 +190,7 @@ def auroc_vs_crs(data) -> Drawn:
     return fig
 
 
-def rank_shift(data) -> Drawn:
+def rank_shift(data: ReportData) -> Drawn:
     """Slope chart from the AUROC rank to the CRS rank; pairs the two orders reverse drawn solid and bold."""
     report, palette = data.report, data.palette
     shift = evidence.rank_shift(report)
@@ -222,7 +225,7 @@ def rank_shift(data) -> Drawn:
     return fig
 
 
-def rank_distribution(data) -> Drawn:
+def rank_distribution(data: ReportData) -> Drawn:
     """P(rank = k) per encoder as a heat map; leading-tier encoders marked."""
     report = data.report
     probabilities, interval = evidence.rank_probabilities(report)
@@ -254,7 +257,7 @@ def rank_distribution(data) -> Drawn:
     return fig
 
 
-def weight_sensitivity(data) -> Drawn:
+def weight_sensitivity(data: ReportData) -> Drawn:
     """How often each encoder is top when the axis weights are drawn instead of equal."""
     sensitivity = data.report.weight_sensitivity
     if sensitivity is None or sensitivity.empty:
@@ -288,7 +291,7 @@ def _fraction_ticks(ax, fractions) -> None:
     ax.minorticks_off()
 
 
-def label_efficiency(data, task: str) -> Drawn:
+def label_efficiency(data: ReportData, task: str) -> Drawn:
     curves = data.label_curves[data.label_curves["task"] == task]
     if curves["fraction"].nunique() < 2:
         return Absent(f"task {task!r} has clean records at one label fraction only: no curve")
@@ -310,7 +313,7 @@ def label_efficiency(data, task: str) -> Drawn:
     return fig
 
 
-def robustness(data, task: str) -> Drawn:
+def robustness(data: ReportData, task: str) -> Drawn:
     curves = data.robustness_curves[data.robustness_curves["task"] == task]
     drops = data.shift_drops[data.shift_drops["task"] == task]
     families = list(dict.fromkeys(curves["condition"]))
@@ -365,7 +368,7 @@ def robustness(data, task: str) -> Drawn:
     return fig
 
 
-def reliability(data, task: str) -> Drawn:
+def reliability(data: ReportData, task: str) -> Drawn:
     """Reliability diagrams of the task's leading encoders, from stored per-case predictions."""
     if data.predictions is None:
         return Absent(data.predictions_missing)
@@ -438,7 +441,7 @@ def slug(text: str) -> str:
     return kept.strip("-")[:32] or "task"
 
 
-def plan(data) -> list[PlannedFigure]:
+def plan(data: ReportData) -> list[PlannedFigure]:
     """Every figure of the report in reading order: cross-task first, then each figure kind per task."""
     planned = [PlannedFigure(name, title, caption, (lambda build=build: build(data)))
                for name, title, caption, build in CROSS_TASK]

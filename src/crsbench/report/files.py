@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
 from crsbench.records import aggregate_seeds, select_suite
+
+if TYPE_CHECKING:  # annotations only
+    from crsbench.scoring import ScoreReport
 
 _FORMAT_WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
     "csv": lambda frame, path: frame.to_csv(path, index=False),
@@ -93,7 +96,7 @@ def write_json(value: Any, path: Path) -> Path:
     return path
 
 
-def write_score_report(report, out_dir: str | Path) -> dict[str, Path]:
+def write_score_report(report: ScoreReport, out_dir: str | Path) -> dict[str, Path]:
     """Write every table of a ScoreReport as CSV and Parquet, the scores also as JSON, and summary.json.
 
     Returns the written paths by name ("scores.csv", ...). Existing files of the same name are

@@ -4,11 +4,15 @@ by hand): the leading tier and why, what a higher-AUROC encoder loses, how sure 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from crsbench.crs import CRSConfig, crs_batch
 from crsbench.report.evidence import WorstCondition
+
+if TYPE_CHECKING:  # annotations only
+    from crsbench.scoring import ScoreReport
 
 AXIS_WORDS = {"discrimination": "discrimination", "calibration": "calibration",
               "label_efficiency": "label efficiency", "robustness": "robustness"}
@@ -35,7 +39,7 @@ def _loss(worst: WorstCondition | None) -> str:
     return f"; its AUROC falls from {worst.clean:.3f} to {worst.perturbed:.3f}{share_text} {where} on task {worst.task}"
 
 
-def summary_sentences(report, weakest: dict[str, str], worst: dict[str, WorstCondition]) -> list[str]:
+def summary_sentences(report: ScoreReport, weakest: dict[str, str], worst: dict[str, WorstCondition]) -> list[str]:
     """Sentences in reading order. `weakest`: encoder -> its lowest axis in skill u;
     `worst`: encoder -> the condition costing it most AUROC (evidence.worst_conditions)."""
     scores = report.scores
@@ -94,7 +98,7 @@ AXIS_VALUE_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill",
                     "label_efficiency": "AUROC over label fractions", "robustness": "AUROC under perturbation/shift"}
 
 
-def axis_contributions(report, first: str, second: str, scores: pd.DataFrame | None = None) -> pd.Series:
+def axis_contributions(report: ScoreReport, first: str, second: str, scores: pd.DataFrame | None = None) -> pd.Series:
     """Per axis, the CRS points by which `first` leads `second` (CRSBatch.contribution), from the axis
     values of `scores` (default: the cross-task table) and the constants the report printed; they sum
     to the CRS difference of that scope. Axes the scope lacks are left out, as its CRS leaves them."""
@@ -113,7 +117,7 @@ def axis_contributions(report, first: str, second: str, scores: pd.DataFrame | N
     return pd.Series(batch.contribution[0], index=axes, dtype=float)
 
 
-def deciding_sentence(report, first: str, second: str, scores: pd.DataFrame | None = None) -> str:
+def deciding_sentence(report: ScoreReport, first: str, second: str, scores: pd.DataFrame | None = None) -> str:
     """Which axes make the difference between two encoders, largest first, with the values behind them."""
     scores = report.scores if scores is None else scores
     parts = axis_contributions(report, first, second, scores)
@@ -126,7 +130,7 @@ def deciding_sentence(report, first: str, second: str, scores: pd.DataFrame | No
     return f"{first} leads {second} by {parts.sum():.1f} CRS points: " + ", ".join(pieces) + "."
 
 
-def task_sentences(report) -> list[str]:
+def task_sentences(report: ScoreReport) -> list[str]:
     """Per task, what puts its first encoder ahead of its second."""
     out = []
     frame = report.scores_by_task

@@ -16,12 +16,17 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from crsbench.printable import printable
 from crsbench.report import evidence, figures, narrative, sources, tables
 from crsbench.report.terminal import partial_prefix
+
+if TYPE_CHECKING:  # annotations only
+    from crsbench.predictions import Predictions
+    from crsbench.scoring import ScoreReport
 
 PREDICTIONS_MISSING = (
     "reliability diagrams need per-case predictions (stored under RESULTS/predictions/ by runs of a crsbench "
@@ -46,10 +51,10 @@ def load_stored_predictions(results: str | Path | None):
 class ReportData:
     """What every figure and table of one report reads."""
 
-    report: object  # scoring.ScoreReport
+    report: ScoreReport
     records: pd.DataFrame  # normalised run records (the scored ones)
     provenance: sources.Provenance
-    predictions: object | None = None  # predictions.Predictions
+    predictions: Predictions | None = None
     predictions_missing: str = PREDICTIONS_MISSING
 
     @cached_property
@@ -245,7 +250,7 @@ def markdown(context: dict, figure_folder: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(report, records: pd.DataFrame, out_dir: str | Path, *, results: str | Path | None = None,
+def write_report(report: ScoreReport, records: pd.DataFrame, out_dir: str | Path, *, results: str | Path | None = None,
                  predictions=None) -> ReportFiles:
     """Write report.html, report.md and figures/*.png|svg for a ScoreReport and the records it scored.
 

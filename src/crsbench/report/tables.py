@@ -4,6 +4,7 @@ Cells hold raw user text; each page escapes it for its own format."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -13,6 +14,9 @@ from crsbench.report import evidence
 from crsbench.report.terminal import fmt
 
 from crsbench.report.terminal import AXIS_HEADERS  # noqa: E402  (one set of axis names for every output)
+
+if TYPE_CHECKING:  # annotations only
+    from crsbench.scoring import ScoreReport
 METRIC_HEADERS = {"auroc": "AUROC", "balanced_accuracy": "bal. acc.", "ece": "ECE", "brier": "Brier", "nll": "NLL"}
 
 
@@ -52,7 +56,7 @@ def _score_rows(frame: pd.DataFrame) -> tuple[list[list[str]], list[bool]]:
     return rows, emphasis
 
 
-def score_tables(report) -> list[Table]:
+def score_tables(report: ScoreReport) -> list[Table]:
     """Per task first, then the cross-task summary (docs/crs.md: per-task scores come first)."""
     level = float(report.settings.get("level", 0.95))
     headers = ["encoder", *(AXIS_HEADERS[a] for a in AXES), *(c.replace("_", " ") for c in COMPONENTS), "CRS", f"{level:.0%} interval", "P(#1)",
@@ -71,7 +75,7 @@ def score_tables(report) -> list[Table]:
     return tables
 
 
-def rank_table(report) -> Table:
+def rank_table(report: ScoreReport) -> Table:
     shift = evidence.rank_shift(report)
     partners: dict[str, list[str]] = {}
     for a, b in evidence.reversed_pairs(report):
