@@ -246,7 +246,7 @@ def test_unknown_label_names_the_line_and_value(single_label_tree):
 def test_blank_single_label(single_label_tree):
     root, csv = single_label_tree
     csv.write_text(csv.read_text().replace("img02.jpg,bcc", "img02.jpg,"))
-    with pytest.raises(DataError, match=r"labels.csv line 4: unknown label '' in column 'dx'"):
+    with pytest.raises(DataError, match=r"labels.csv line 4: missing label '' in column 'dx'"):
         make_single(single_label_tree)
 
 

@@ -9,6 +9,7 @@ and ordinal tasks, and float32 `[n, k]` in {0, 1, NaN} for multi-label tasks, Na
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, Union, runtime_checkable
 
@@ -16,6 +17,15 @@ import numpy as np
 
 from crsbench.hashing import sha256_of  # noqa: F401 - re-exported where it was
 from crsbench.vocabulary import SPLITS, TASK_TYPES  # noqa: F401 - re-exported where they were
+
+
+def file_sha256(path) -> str:
+    """A file's SHA-256, read in chunks (an array file may be larger than memory)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ for single-label and ordinal tasks or several 0/1 columns for multi-label tasks,
 a group column (patient / lesion id) and a split column (train / val / test). Without a split
 column the splits come from `grouped_stratified_split`.
 
+Labels are compared in NFC without surrounding spaces (`datasets.labels`). Refused, naming the lines: a
+column named twice in the header, a missing label (empty, `nan`, `NA`, ...) in a single-label or ordinal
+task (a blank multi-label cell is a mask), and two spellings of one class that read alike.
+
 The CSV and the file listing are checked when the dataset is built; the images themselves are
 decoded lazily, one at a time, when a batch asks for them.
 """
@@ -14,9 +18,10 @@ decoded lazily, one at a time, when a batch asks for them.
 from __future__ import annotations
 
 import csv
-import math
 import hashlib
 import json
+import math
+import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,7 +34,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of, stack_if_uniform
 from crsbench.datasets.decoded import DecodedStore
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, FileKindOptions, KindOptions, MaxSide, Number, PathLike
-from crsbench.datasets.paths import check_contained, contained
+from crsbench.datasets.labels import alike_rows, declared_names, is_missing, normal_label, refuse_repeated_columns
+from crsbench.datasets.paths import Containment, check_contained, contained
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
 
@@ -55,34 +61,58 @@ def _content(path: Path) -> tuple:
 FINGERPRINT_MODES = {"mtime": _size_and_mtime, "content": _content}
 
 
+class RowPlaces:
+    """Where each image was listed, `<csv> line <n>`, for error messages; picklable, sliced with `take`."""
+
+    def __init__(self, sources: Sequence[Path | str], lines: np.ndarray, which: np.ndarray | None = None):
+        self.sources = tuple(str(s) for s in sources)
+        self.lines = np.asarray(lines)
+        self.which = None if which is None else np.asarray(which)  # index into `sources` (None: the first)
+
+    def __getitem__(self, i: int) -> str:
+        source = self.sources[0 if self.which is None else int(self.which[i])]
+        return f"{source} line {int(self.lines[i])}"
+
+    def take(self, indices) -> "RowPlaces":
+        return RowPlaces(self.sources, self.lines[indices], None if self.which is None else self.which[indices])
+
+
 class FileImages:
     """Images decoded from files on demand: uint8 RGB at the file's own resolution.
 
     `max_side` (None: the original) caps the longer side for releases whose files are far larger than any
     encoder's input; the cap only ever shrinks an image. With `inside`, each file's real path (symbolic
-    links followed) must lie in that folder when it is read.
+    links followed) must lie in that folder when it is read. With `places`, an error names the CSV line
+    that listed the image, beside the file.
     """
 
     def __init__(self, paths: Sequence[Path | str], max_side: int | None = None, inside: Path | str | None = None,
-                 store: DecodedStore | None = None):
+                 store: DecodedStore | None = None, places: RowPlaces | None = None):
         self.paths = [Path(p) for p in paths]
         self.max_side = None if max_side is None else int(max_side)
         self.inside = None if inside is None else Path(inside)
         self.store = store  # where decoded pixels are kept between passes; None: decode on every read
+        self.places = places
 
     def with_store(self, store: DecodedStore | None) -> "FileImages":
         """The same images, read through a store of decoded pixels."""
-        return FileImages(self.paths, self.max_side, self.inside, store)
+        return FileImages(self.paths, self.max_side, self.inside, store, self.places)
 
     def __len__(self) -> int:
         return len(self.paths)
 
     def __getitem__(self, i: int) -> np.ndarray:
-        if self.inside is not None:
-            check_contained(self.inside, [str(self.paths[i])], lambda _: str(self.paths[i]), resolve=True)
-        if self.store is None:
-            return load_image(self.paths[i], self.max_side)
-        return np.array(self.store.get(self.paths[i], self.max_side, load_image))  # a writable copy in memory
+        path = self.paths[i]
+        try:
+            if self.inside is not None:
+                check_contained(self.inside, [str(path)], lambda _: str(path), resolve=True)
+            if self.store is None:
+                return load_image(path, self.max_side)
+            return np.array(self.store.get(path, self.max_side, load_image))  # a writable copy in memory
+        except DataError as error:
+            if self.places is None:
+                raise
+            raise DataError(f"{self.places[i]}: {error}") from None
 
     def batch(self, indices: Sequence[int]):
         return stack_if_uniform([self[int(i)] for i in indices])
@@ -102,15 +132,21 @@ def open_image(path: Path, max_side: int | None = None) -> Iterator[Image.Image]
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             image = Image.open(path)
-            if max_side is not None and max(image.size) > 2 * max_side:
-                scale = max_side / max(image.size)
-                image.draft(image.mode, (math.ceil(image.width * scale), math.ceil(image.height * scale)))
     except BOMB_ERRORS as error:
-        raise DataError(f"{path}: refused as a possible decompression bomb ({error}); "
-                        f"downscale the image below {MAX_IMAGE_PIXELS:,} pixels") from None
+        raise _bomb(path, str(error)) from None
     with image:
+        if image.width * image.height > MAX_IMAGE_PIXELS:  # also when a library has switched PIL's check off
+            raise _bomb(path, f"{image.width} x {image.height} pixels")
+        if max_side is not None and max(image.size) > 2 * max_side:
+            scale = max_side / max(image.size)
+            image.draft(image.mode, (math.ceil(image.width * scale), math.ceil(image.height * scale)))
         image.load()  # decode now, so truncated files fail here with their name
         yield image
+
+
+def _bomb(path: Path, detail: str) -> DataError:
+    return DataError(f"{path}: refused as a possible decompression bomb ({detail}); "
+                     f"downscale the image below {MAX_IMAGE_PIXELS:,} pixels")
 
 
 def load_image(path: Path, max_side: int | None = None) -> np.ndarray:
@@ -138,8 +174,10 @@ def _to_rgb(image: Image.Image) -> Image.Image:
 
 class FileSplits:
     """`split(name)` for datasets holding, per example, an id, an image file, a label, a group and a split
-    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, `options.max_side` and
-    `image_folder`)."""
+    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, `options.max_side`,
+    `image_folder` and, optionally, `places`)."""
+
+    places: RowPlaces | None = None  # where each file was listed, when known
 
     @property
     def max_side(self) -> int | None:
@@ -151,7 +189,8 @@ class FileSplits:
         members = np.flatnonzero(self.assignment == name)
         return SplitData(
             ids=self.ids[members],
-            images=FileImages([self.files[i] for i in members], self.max_side, inside=self.image_folder),
+            images=FileImages([self.files[i] for i in members], self.max_side, inside=self.image_folder,
+                              places=None if self.places is None else self.places.take(members)),
             labels=self.labels[members],
             groups=self.groups[members],
         )
@@ -230,6 +269,7 @@ class FolderDataset(FileSplits, DatasetKind):
         self.assignment = self._splits(rows)
         self.meta = self._build_meta()
         self.image_folder = self.root  # every image lies inside it (FileSplits checks again on reading)
+        self.places = RowPlaces([self.csv_path], np.array([row.line for row in rows]))
         self._fingerprint: str | None = None
 
     # ----- the Dataset protocol
@@ -261,6 +301,7 @@ class FolderDataset(FileSplits, DatasetKind):
                 reader = csv.DictReader(handle)
                 header = [c.strip() for c in reader.fieldnames or []]
                 reader.fieldnames = header
+                refuse_repeated_columns(self.csv_path, header)
                 self._check_columns(header)
                 rows = [_Row(reader.line_num, row) for row in reader]
         except (UnicodeDecodeError, csv.Error) as error:
@@ -302,14 +343,16 @@ class FolderDataset(FileSplits, DatasetKind):
 
     def _resolve_image_files(self, rows: list[_Row]) -> list[Path]:
         files, missing = [], []
-        for image_id, row in zip(self.ids, rows):
+        guard = Containment(self.root)
+        for image_id, row in zip(self.ids.tolist(), rows):
             where = f"{self.csv_path} line {row.line}"
-            contained(self.root, str(image_id), where, resolve=False)  # refused before anything is opened
+            contained(self.root, image_id, where, resolve=False)  # refused before anything is opened
+            guard.folders(os.path.join(self.root, image_id), image_id, lambda: where)  # linked folders first
             path = self._find_image(image_id)
-            if path is not None:
-                contained(self.root, path.relative_to(self.root).as_posix(), where)  # symbolic links followed
             if path is None:
                 missing.append(image_id)
+            else:
+                guard.resolved(os.fspath(path), image_id, lambda: where)  # the file itself, symbolic links followed
             files.append(path)
         if missing:
             shown = ", ".join(missing[:_SHOWN]) + (", ..." if len(missing) > _SHOWN else "")
@@ -345,16 +388,36 @@ class FolderDataset(FileSplits, DatasetKind):
 
     def _single_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
         column = self.label_columns[0]
-        values = [row.values[column].strip() for row in rows]
+        values = [normal_label(row.values[column]) for row in rows]
+        names = self._declared(class_names) if class_names is not None else None
         for value, row in zip(values, rows):
-            if value == "":
-                self._unknown_label(row, column, value, "a label is required")
-        names = tuple(str(c) for c in class_names) if class_names is not None else class_order(values)
+            if is_missing(value) and (names is None or value not in names):  # a declared class may be "NA"
+                self._missing_label(row, column, value)
+        if names is None:
+            names = class_order(values)
+            self._refuse_alike(values, rows, column)
         index = {name: i for i, name in enumerate(names)}
         for value, row in zip(values, rows):
             if value not in index:
                 self._unknown_label(row, column, value, f"known: {', '.join(names)}")
         return names, np.array([index[v] for v in values], dtype=np.int64)
+
+    def _declared(self, class_names: Sequence[str]) -> tuple[str, ...]:
+        try:
+            return declared_names(class_names, f"{self.csv_path}: class_names")
+        except ValueError as error:
+            raise DataError(str(error)) from None
+
+    def _refuse_alike(self, values: list[str], rows: list[_Row], column: str) -> None:
+        """Two spellings of one class (case, invisible characters, look-alike letters) would make two classes."""
+        alike = alike_rows(values)
+        if alike is not None:
+            clash, first, second = alike
+            raise DataError(
+                f"{self.csv_path}: class names {clash.first!r} (line {rows[first].line}) and {clash.second!r}"
+                f" (line {rows[second].line}) in column '{column}' {clash.how}; use one spelling"
+                " (they would count as two classes)"
+            )
 
     def _ordinal_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
         if class_names is not None:  # named grades, in order
@@ -367,7 +430,9 @@ class FolderDataset(FileSplits, DatasetKind):
         return names, np.array(grades, dtype=np.int64) - lowest
 
     def _integer_grade(self, row: _Row, column: str) -> int:
-        value = row.values[column].strip()
+        value = normal_label(row.values[column])
+        if is_missing(value):
+            self._missing_label(row, column, value)
         try:
             number = float(value)
         except ValueError:
@@ -377,14 +442,14 @@ class FolderDataset(FileSplits, DatasetKind):
         return int(number)
 
     def _multi_labels(self, rows: list[_Row], class_names: Sequence[str] | None):
-        names = tuple(class_names) if class_names is not None else self.label_columns
+        names = self._declared(class_names if class_names is not None else self.label_columns)
         if len(names) != len(self.label_columns):
             raise DataError(f"{len(names)} class names for {len(self.label_columns)} label columns")
         labels = np.empty((len(rows), len(self.label_columns)), dtype=np.float32)
         for r, row in enumerate(rows):
             for c, column in enumerate(self.label_columns):
                 labels[r, c] = self._binary_value(row, column)
-        return tuple(str(n) for n in names), labels
+        return names, labels
 
     def _binary_value(self, row: _Row, column: str) -> float:
         value = row.values[column].strip()
@@ -397,6 +462,10 @@ class FolderDataset(FileSplits, DatasetKind):
         if number not in (0.0, 1.0):
             self._unknown_label(row, column, value, "multi-label values must be 0, 1 or blank")
         return number
+
+    def _missing_label(self, row: _Row, column: str, value: str):
+        raise DataError(f"{self.csv_path} line {row.line}: missing label {value!r} in column '{column}' (a label is"
+                        " required: fill it in or drop the row)")
 
     def _unknown_label(self, row: _Row, column: str, value: str, hint: str):
         raise DataError(f"{self.csv_path} line {row.line}: unknown label {value!r} in column '{column}' ({hint})")

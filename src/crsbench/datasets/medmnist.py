@@ -18,7 +18,6 @@ import http.client
 import os
 import tempfile
 import urllib.request
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Mapping, Optional
@@ -26,6 +25,7 @@ from typing import ClassVar, Mapping, Optional
 import numpy as np
 from pydantic import field_validator
 
+from crsbench.datasets.arrays import Header, NpzArchive
 from crsbench.datasets.base import SPLITS, ArrayImages, SplitData
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, PathLike
 from crsbench.errors import DataError
@@ -331,9 +331,10 @@ class MedMNISTDataset(DatasetKind):
         )
         self._md5: str | None = None
         self._splits: dict[str, SplitData] = {}
+        with NpzArchive(self.path) as archive:
+            self._check_headers(archive)  # a few hundred bytes per key, before the file is hashed
         if o.verify_md5:
             check_md5(self.path, self.fingerprint(), self.table.md5.get(o.size))
-        self._check_keys_present()
 
     def fingerprint(self) -> str:
         if self._md5 is None:
@@ -347,58 +348,55 @@ class MedMNISTDataset(DatasetKind):
             self._splits[name] = self._load_split(name)
         return self._splits[name]
 
-    def _open(self):
-        try:
-            return np.load(self.path, allow_pickle=False)
-        except (OSError, ValueError, zipfile.BadZipFile) as error:
-            raise DataError(f"{self.path}: not a readable .npz file ({error})") from error
-
-    def _check_keys_present(self) -> None:
-        with self._open() as archive:
-            present = set(archive.files)
+    def _check_headers(self, archive: NpzArchive) -> None:
+        """Every key present, of the dtype and shape MedMNIST ships, before any array is read."""
         for split in SPLITS:
             for key in (f"{split}_images", f"{split}_labels"):
-                if key not in present:
-                    found = ", ".join(sorted(present)) or "nothing"
+                if key not in archive.keys:
+                    found = ", ".join(sorted(archive.keys)) or "nothing"
                     raise DataError(f"{self.path}: missing key '{key}' (found: {found})")
+        for split in SPLITS:
+            n = self._check_images(archive.header(f"{split}_images"))
+            self._check_label_header(archive.header(f"{split}_labels"), n)
 
     def _load_split(self, split: str) -> SplitData:
-        with self._open() as archive:
-            images = self._read_key(archive, f"{split}_images")
-            labels = self._read_key(archive, f"{split}_labels")
-        self._check_images(images, f"{split}_images")
-        labels = self._checked_labels(labels, f"{split}_labels", len(images))
+        with NpzArchive(self.path) as archive:
+            self._check_headers(archive)  # the file may have changed since the dataset was built
+            images = archive.read(f"{split}_images")
+            labels = archive.read(f"{split}_labels")
+        labels = self._checked_labels(labels, f"{split}_labels")
         ids = np.array([f"{self.table.name}-{split}-{i:05d}" for i in range(len(images))])
         return SplitData(ids=ids, images=ArrayImages(images), labels=labels)
 
-    def _read_key(self, archive, key: str) -> np.ndarray:
-        try:
-            return archive[key]
-        except (OSError, ValueError, zipfile.BadZipFile) as error:
-            raise DataError(f"{self.path}: key '{key}' is unreadable ({error})") from error
-
-    def _check_images(self, images: np.ndarray, key: str) -> None:
-        if images.dtype != np.uint8:
-            raise DataError(f"{self.path}: key '{key}' must be uint8, got {images.dtype}")
+    def _check_images(self, header: Header) -> int:
+        key, shape = header.key, header.shape
+        if header.dtype != np.uint8:
+            raise DataError(f"{self.path}: key '{key}' must be uint8, got {header.dtype}")
         size = self.options.size
-        square = images.ndim >= 3 and images.shape[1:3] == (size, size)
-        channels_ok = images.ndim == 3 or (images.ndim == 4 and images.shape[3] == 3)
+        square = len(shape) >= 3 and shape[1:3] == (size, size)
+        channels_ok = len(shape) == 3 or (len(shape) == 4 and shape[3] == 3)
         if not (square and channels_ok):
             expected = f"[N, {size}, {size}] or [N, {size}, {size}, 3]"
-            raise DataError(f"{self.path}: key '{key}' must have shape {expected}, got {list(images.shape)}")
+            raise DataError(f"{self.path}: key '{key}' must have shape {expected}, got {list(shape)}")
+        return shape[0]
 
-    def _checked_labels(self, labels: np.ndarray, key: str, n_images: int) -> np.ndarray:
-        if labels.dtype.kind not in "iu":
-            raise DataError(f"{self.path}: key '{key}' must hold integers, got {labels.dtype}")
-        if len(labels) != n_images:
-            raise DataError(f"{self.path}: key '{key}' has {len(labels)} labels for {n_images} images")
+    def _check_label_header(self, header: Header, n_images: int) -> None:
+        key, shape = header.key, header.shape
+        if header.dtype.kind not in "iu":
+            raise DataError(f"{self.path}: key '{key}' must hold integers, got {header.dtype}")
+        if not shape or shape[0] != n_images:
+            raise DataError(f"{self.path}: key '{key}' has {shape[0] if shape else 0} labels for {n_images} images")
+        multi, k = self.meta.task_type == "multi_label", self.meta.n_classes
+        if not (shape[1:] == (k,) if multi else shape[1:] in ((), (1,))):
+            raise DataError(f"{self.path}: key '{key}' must have shape [N, {k if multi else 1}], got {list(shape)}")
+
+    def _checked_labels(self, labels: np.ndarray, key: str) -> np.ndarray:
+        """Values in range; dtype and shape were checked on the header."""
         if self.meta.task_type == "multi_label":
             return self._multi_label(labels, key)
         return self._class_indices(labels, key)
 
     def _class_indices(self, labels: np.ndarray, key: str) -> np.ndarray:
-        if not (labels.ndim == 1 or (labels.ndim == 2 and labels.shape[1] == 1)):
-            raise DataError(f"{self.path}: key '{key}' must have shape [N, 1], got {list(labels.shape)}")
         labels = labels.reshape(-1).astype(np.int64)
         bad = np.flatnonzero((labels < 0) | (labels >= self.meta.n_classes))
         if len(bad):
@@ -408,10 +406,6 @@ class MedMNISTDataset(DatasetKind):
         return labels
 
     def _multi_label(self, labels: np.ndarray, key: str) -> np.ndarray:
-        if labels.ndim != 2 or labels.shape[1] != self.meta.n_classes:
-            raise DataError(
-                f"{self.path}: key '{key}' must have shape [N, {self.meta.n_classes}], got {list(labels.shape)}"
-            )
         bad_rows = np.flatnonzero(((labels != 0) & (labels != 1)).any(axis=1))
         if len(bad_rows):
             raise DataError(f"{self.path}: key '{key}' row {bad_rows[0]} has values other than 0/1")

@@ -7,15 +7,24 @@ names each example's split.
 
 from __future__ import annotations
 
-import hashlib
-import zipfile
 from pathlib import Path
 from typing import ClassVar, Optional
 
 import numpy as np
 
-from crsbench.datasets.base import SPLITS, ArrayImages, SplitData, sha256_of
+from crsbench.datasets.arrays import (
+    NUMERIC,
+    TEXT_OR_INTEGER,
+    NpzArchive,
+    check_image_header,
+    check_rows,
+    read_all,
+    refuse_non_finite,
+    require_kind,
+)
+from crsbench.datasets.base import SPLITS, ArrayImages, SplitData, file_sha256, sha256_of
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, PathLike
+from crsbench.datasets.labels import declared_names
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
 
@@ -61,70 +70,78 @@ class NpzDataset(DatasetKind):
             raise DataError(f"{self.path}: npz file not found")
         if o.split not in ("test", "auto") and o.split_key is None:
             raise DataError(f"{self.path}: split must be 'test' or 'auto' (or give split_key), got {o.split!r}")
-        self.meta = self.info_for(o).to_meta(source=str(self.path))
+        try:
+            class_names = declared_names(o.class_names, f"{self.path}: class_names")
+        except ValueError as error:
+            raise DataError(str(error)) from None
+        self.meta = self.info_for(o).to_meta(source=str(self.path), class_names=class_names)
         self._arrays: dict | None = None
         self._digest: str | None = None
 
     def fingerprint(self) -> str:
         if self._digest is None:
-            file_hash = hashlib.sha256(self.path.read_bytes()).hexdigest()
+            file_hash = file_sha256(self.path)
             reading = self.options.model_dump(include=set(_READING_OPTIONS))  # the rest are in the meta
             self._digest = sha256_of(file_hash, repr(sorted(reading.items())), repr(self.meta))
         return self._digest
 
-    def _load(self) -> dict:
-        if self._arrays is not None:
-            return self._arrays
+    def _keys(self) -> tuple[Optional[str], ...]:
         o = self.options
-        try:
-            data = np.load(self.path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{self.path}: not a readable npz file ({exc})") from None
-        for key in (o.images_key, o.labels_key, o.ids_key, o.groups_key, o.split_key):
-            if key is not None and key not in data.files:
-                raise DataError(f"{self.path}: key {key!r} missing (keys: {', '.join(data.files)})")
-        data = self._read_arrays(data)
-        images, labels = data[o.images_key], data[o.labels_key]
-        if images.dtype != np.uint8 or images.ndim not in (3, 4):
-            raise DataError(f"{self.path}: {o.images_key!r} must be uint8 [n,H,W] or [n,H,W,C], got {images.dtype} {images.shape}")
-        if len(labels) != len(images):
-            raise DataError(f"{self.path}: {len(labels)} labels for {len(images)} images")
-        labels = self._checked_labels(labels)
+        return (o.images_key, o.labels_key, o.ids_key, o.groups_key, o.split_key)
+
+    def _load(self) -> dict:
+        """The arrays, read once; every header is checked before any array is read."""
+        if self._arrays is None:
+            with NpzArchive(self.path) as archive:
+                self._check_headers(archive)
+                self._arrays = self._arranged(read_all(archive, self._keys()))
+        return self._arrays
+
+    def _check_headers(self, archive: NpzArchive) -> None:
+        o = self.options
+        for key in (k for k in self._keys() if k is not None):
+            archive.header(key)  # missing, object or oversized members first, whatever their role
+        n = check_image_header(archive, o.images_key).shape[0]
+        require_kind(archive, o.labels_key, NUMERIC, "numeric labels")
+        check_rows(archive, o.labels_key, n)
+        for key, what in ((o.ids_key, "ids"), (o.groups_key, "groups"), (o.split_key, "split names")):
+            if key is not None:
+                require_kind(archive, key, TEXT_OR_INTEGER, f"{what} as text or integers")
+                check_rows(archive, key, n, what)
+
+    def _arranged(self, data: dict[str, np.ndarray]) -> dict:
+        o = self.options
+        images = data[o.images_key]
+        labels = self._checked_labels(data[o.labels_key])
         n = len(images)
         ids = data[o.ids_key].astype(str) if o.ids_key else np.array([f"{self.meta.name}-{i:06d}" for i in range(n)])
         groups = data[o.groups_key].astype(str) if o.groups_key else ids
-        self._arrays = {"images": images, "labels": labels, "ids": ids, "groups": groups, "split": self._assign(data, labels, groups)}
-        return self._arrays
-
-    def _read_arrays(self, archive) -> dict[str, np.ndarray]:
-        """The arrays the options name; an object array (which only pickle could read) fails naming its key."""
-        o = self.options
-        arrays = {}
-        for key in (o.images_key, o.labels_key, o.ids_key, o.groups_key, o.split_key):
-            if key is None:
-                continue
-            try:
-                arrays[key] = archive[key]
-            except (OSError, ValueError, zipfile.BadZipFile) as error:
-                raise DataError(
-                    f"{self.path}: key {key!r} is unreadable ({error}); save it as a numeric or string array "
-                    "(object arrays are refused: reading them would run pickled code)"
-                ) from None
-        return arrays
+        split = self._assign(data, labels, groups)
+        return {"images": images, "labels": labels, "ids": ids, "groups": groups, "split": split}
 
     def _checked_labels(self, labels: np.ndarray) -> np.ndarray:
-        k = self.meta.n_classes
+        k, key = self.meta.n_classes, self.options.labels_key
         if self.meta.task_type == "multi_label":
+            refuse_non_finite(self.path, key, labels, allow_nan=True)
             labels = labels.astype(np.float32).reshape(len(labels), -1)
             bad = ~np.isnan(labels) & ~np.isin(labels, (0.0, 1.0))
             if labels.shape[1] != k or bad.any():
                 raise DataError(f"{self.path}: multi-label labels must be [n, {k}] in {{0, 1, NaN}}")
             return labels
-        labels = labels.reshape(len(labels), -1)[:, 0].astype(np.int64)
-        if labels.min() < 0 or labels.max() >= k:
-            row = int(np.flatnonzero((labels < 0) | (labels >= k))[0])
-            raise DataError(f"{self.path}: label {labels[row]} at row {row} is outside 0..{k - 1} ({list(self.meta.class_names)})")
-        return labels
+        refuse_non_finite(self.path, key, labels, nan_is="a missing label: every image needs a class index")
+        if labels.ndim == 2 and labels.shape[1] != 1:
+            raise DataError(f"{self.path}: key '{key}' must be [n] or [n, 1] class indices for a "
+                            f"{self.meta.task_type} task, got {list(labels.shape)}")
+        labels = labels.reshape(-1)
+        whole = labels.astype(np.int64)
+        if (whole != labels).any():
+            row = int(np.flatnonzero(whole != labels)[0])
+            raise DataError(f"{self.path}: label {labels[row]} at row {row} is not a whole-number class index")
+        if whole.min() < 0 or whole.max() >= k:
+            row = int(np.flatnonzero((whole < 0) | (whole >= k))[0])
+            raise DataError(f"{self.path}: label {whole[row]} at row {row} is outside 0..{k - 1} "
+                            f"({list(self.meta.class_names)})")
+        return whole
 
     def _assign(self, data, labels: np.ndarray, groups: np.ndarray) -> np.ndarray:
         o = self.options

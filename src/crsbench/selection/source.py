@@ -9,16 +9,20 @@ with a grouped, stratified split).
 from __future__ import annotations
 
 import csv
+import glob
+import os
 import re
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
+from crsbench.datasets.arrays import NpzArchive, check_image_header, check_rows, refuse_non_finite
+from crsbench.datasets.labels import refuse_repeated_columns
+from crsbench.datasets.paths import Containment, contained, real_folder
 from crsbench.errors import DataError
-from crsbench.selection.task import LabelProblem, TaskFacts, infer_from_array, infer_from_columns
+from crsbench.selection.task import AlikeClasses, LabelProblem, TaskFacts, infer_from_array, infer_from_columns
 
 # --modality -> the perturbation family set (perturbations.MODALITIES)
 MODALITIES = {"xray": "chest_xray", "chest_xray": "chest_xray", "fundus": "fundus", "dermoscopy": "dermoscopy",
@@ -92,14 +96,23 @@ def open_cohort(data: Path, *, label_column: str | None = None, image_column: st
 
 def _labels_csv(folder: Path) -> Path:
     preferred = folder / "labels.csv"
-    if preferred.is_file():
+    if os.path.lexists(preferred) and _inside_cohort(folder, preferred).is_file():
         return preferred
     found = sorted(folder.glob("*.csv"))
     if len(found) == 1:
-        return found[0]
+        return _inside_cohort(folder, found[0])
     if not found:
         raise DataError(f"{folder}: no labels CSV (expected labels.csv with an image and a label column)")
     raise DataError(f"{folder}: {len(found)} CSV files and none is labels.csv: {', '.join(p.name for p in found)}")
+
+
+def _inside_cohort(folder: Path, path: Path) -> Path:
+    """`path` when, symbolic links followed, it lies inside the cohort folder; checked before it is opened."""
+    target, real = os.path.realpath(path), real_folder(folder)
+    if target != real and not target.startswith(real.rstrip(os.sep) + os.sep):
+        raise DataError(f"{path}: a symbolic link to {target}, outside the cohort folder {folder}; copy what it "
+                        "holds into the cohort folder (select reads nothing outside it)")
+    return path
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[dict[str, str]], list[int]]:
@@ -108,6 +121,7 @@ def _read_csv(path: Path) -> tuple[list[str], list[dict[str, str]], list[int]]:
             reader = csv.DictReader(handle)
             header = [c.strip() for c in reader.fieldnames or []]
             reader.fieldnames = header
+            refuse_repeated_columns(path, header)
             rows, lines = [], []
             for row in reader:
                 rows.append({k: (v or "") for k, v in row.items() if k is not None})
@@ -137,11 +151,18 @@ def _label_columns(path: Path, header: list[str], given: str | None, taken: set[
                     "name it with --label-column (several, comma-separated, for multi-label)")
 
 
-def _image_root(folder: Path, first_image: str) -> Path:
-    for root in (folder, folder / "images"):
-        if (root / first_image).exists() or any(root.glob(f"{Path(first_image).name}.*")):
+def _image_root(folder: Path, first_image: str, where: str) -> Path:
+    """The folder the CSV's paths are relative to: the cohort folder or its `images/`, whichever holds the
+    first image. A linked `images/` must lead inside the cohort folder, checked before anything in it is."""
+    images = folder / "images"
+    if images.is_symlink():
+        _inside_cohort(folder, images)
+    for root in (folder, images):
+        candidate = contained(root, first_image, where, resolve=False)  # nothing outside is even stat'ed
+        Containment(root).folders(os.fspath(candidate), first_image, lambda: where)
+        if candidate.exists() or any(candidate.parent.glob(f"{glob.escape(candidate.name)}.*")):
             return root
-    return folder / "images" if (folder / "images").is_dir() else folder
+    return images if images.is_dir() else folder
 
 
 def _folder(folder, label_column, image_column, group_column, ordinal, modality, name, role) -> Cohort:
@@ -158,10 +179,15 @@ def _folder(folder, label_column, image_column, group_column, ordinal, modality,
     except LabelProblem as problem:
         raise DataError(f"{path} line {lines[problem.row]}: {problem.value!r} in column '{problem.column}' "
                         f"({problem.hint})") from None
+    except AlikeClasses as alike:
+        first, second = (lines[r] for r in alike.rows)
+        raise DataError(f"{path}: class names {alike.clash.first!r} (line {first}) and {alike.clash.second!r} "
+                        f"(line {second}) in column '{alike.column}' {alike.clash.how}; use one spelling "
+                        "(they would count as two classes)") from None
     except ValueError as error:
         raise DataError(f"{path}: {error}") from None
     ids = [r[image_column].strip() for r in rows]
-    root = _image_root(folder, ids[0])
+    root = _image_root(folder, ids[0], f"{path} line {lines[0]}")
     options = {
         "kind": "folder", "root": str(root.resolve()), "csv": str(path.resolve()), "image_column": image_column,
         "label_columns": columns[0] if len(columns) == 1 else columns, "task_type": facts.task_type,
@@ -185,14 +211,10 @@ def _folder(folder, label_column, image_column, group_column, ordinal, modality,
 
 
 def _npz(path, label_column, group_column, ordinal, modality, name, role) -> Cohort:
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            keys = list(archive.files)
-            if all(k in keys for k in MEDMNIST_KEYS):
-                return _medmnist(path, archive, ordinal, modality, name, role)
-            return _plain_npz(path, archive, keys, label_column, group_column, ordinal, modality, name, role)
-    except (OSError, ValueError, zipfile.BadZipFile) as error:
-        raise DataError(f"{path}: not a readable npz file ({error})") from None
+    with NpzArchive(path) as archive:  # every member's header is checked before its array is read
+        if all(k in archive.keys for k in MEDMNIST_KEYS):
+            return _medmnist(path, archive, ordinal, modality, name, role)
+        return _plain_npz(path, archive, archive.keys, label_column, group_column, ordinal, modality, name, role)
 
 
 def _medmnist(path, archive, ordinal, modality, name, role) -> Cohort:
@@ -204,9 +226,10 @@ def _medmnist(path, archive, ordinal, modality, name, role) -> Cohort:
                         f"({', '.join(sorted(MEDMNIST_DATASETS))}); rename it or save 'images' and 'labels' keys")
     if role == "shift":
         raise DataError(f"{path}: a MedMNIST file has its own splits; a shift set needs 'images' and 'labels' keys")
-    for split in ("train", "val", "test"):
-        _refuse_negative(path, split, archive[f"{split}_labels"])
-    labels = np.concatenate([archive[f"{s}_labels"] for s in ("train", "val", "test")])
+    parts = {split: archive.read(f"{split}_labels") for split in ("train", "val", "test")}
+    for split, labels in parts.items():
+        _refuse_negative(path, split, labels)
+    labels = np.concatenate(list(parts.values()))
     try:
         facts = infer_from_array(labels, ordinal=ordinal and info.task_type != "ordinal", declared=info.task_type,
                                  class_names=info.class_names)
@@ -215,7 +238,7 @@ def _medmnist(path, archive, ordinal, modality, name, role) -> Cohort:
     if facts.task_type != info.task_type:
         raise DataError(f"{path}: MedMNIST declares {info.name} {info.task_type}; --ordinal cannot change it")
     options = {"kind": "medmnist", "name": info.name, "path": str(path.resolve())}
-    sizes = "/".join(str(len(archive[f"{s}_labels"])) for s in ("train", "val", "test"))
+    sizes = "/".join(str(len(part)) for part in parts.values())
     described = f"{path}: MedMNIST {info.name}, official splits train/val/test {sizes}"
     if modality is not None and modality_name(modality) != info.modality:
         described += f" (perturbations for {modality_name(modality)}, not MedMNIST's {info.modality})"
@@ -232,14 +255,28 @@ def _refuse_negative(path: Path, split: str, labels: np.ndarray) -> None:
                         f"(key '{split}_labels'; class indices start at 0)")
 
 
+def _plain_labels(path: Path, archive: NpzArchive, labels_key: str, group_column: str | None) -> np.ndarray:
+    """The label array, once the images' and labels' headers agree; a missing (NaN) class index names its row."""
+    n = check_image_header(archive, "images").shape[0]
+    for key, what in ((labels_key, "labels"), (group_column, "groups")):
+        if key is not None:
+            check_rows(archive, key, n, what)
+    labels = archive.read(labels_key)
+    multi = labels.ndim == 2 and labels.shape[1] > 1  # NaN masks a multi-label entry
+    refuse_non_finite(path, labels_key, labels, allow_nan=multi,
+                      nan_is="a missing label: every image needs a class index")
+    return labels
+
+
 def _plain_npz(path, archive, keys, label_column, group_column, ordinal, modality, name, role) -> Cohort:
     labels_key = label_column or "labels"
     for key, option in (("images", None), (labels_key, "--label-column"), (group_column, "--group-column")):
         if key is not None and key not in keys:
             hint = f"; name it with {option}" if option else ""
             raise DataError(f"{path}: key '{key}' missing (keys: {', '.join(keys)}){hint}")
+    labels = _plain_labels(path, archive, labels_key, group_column)
     try:
-        facts = infer_from_array(archive[labels_key], ordinal=ordinal)
+        facts = infer_from_array(labels, ordinal=ordinal)
     except ValueError as error:
         raise DataError(f"{path}: key '{labels_key}': {error}") from None
     options = {
@@ -251,5 +288,5 @@ def _plain_npz(path, archive, keys, label_column, group_column, ordinal, modalit
         options["groups_key"] = group_column
     if role == "data" and "split" in keys:
         options["split_key"] = "split"
-    described = f"{path}: {len(archive[labels_key])} images in arrays"
+    described = f"{path}: {len(labels)} images in arrays"
     return Cohort(path, options, facts, described, group_column=group_column)

@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from crsbench.datasets.folder import class_order, is_integer  # one numbering of classes for select and the dataset
+from crsbench.datasets.labels import Clash, alike_rows, is_missing, normal_label
 
 MULTI_LABEL_VALUES = ("0", "1", "0.0", "1.0", "")
 
@@ -23,6 +24,14 @@ class LabelProblem(ValueError):
     def __init__(self, column: str, row: int, value: str, hint: str):
         super().__init__(f"column '{column}' row {row}: {value!r} ({hint})")
         self.column, self.row, self.value, self.hint = column, row, value, hint
+
+
+class AlikeClasses(ValueError):
+    """Two spellings of one class in a label column; `rows` (data rows from 0) first carry each."""
+
+    def __init__(self, column: str, clash: Clash, rows: tuple[int, int]):
+        super().__init__(f"column '{column}': class names {clash.first!r} and {clash.second!r} {clash.how}")
+        self.column, self.clash, self.rows = column, clash, rows
 
 
 @dataclass(frozen=True)
@@ -52,10 +61,10 @@ def infer_from_columns(columns: dict[str, Sequence[str]], ordinal: bool = False)
             raise ValueError(f"--ordinal takes one label column, got {len(columns)}: {', '.join(columns)}")
         return _multi_label(columns)
     (column, values), = columns.items()
-    values = [v.strip() for v in values]
+    values = [normal_label(v) for v in values]
     for row, value in enumerate(values):
-        if value == "":
-            raise LabelProblem(column, row, value, "a label is required")
+        if is_missing(value):  # an empty cell or NA is a missing label, not a class of its own
+            raise LabelProblem(column, row, value, "a missing label: every image of a single-label task needs one")
     if ordinal:
         for row, value in enumerate(values):
             if not is_integer(value):
@@ -64,6 +73,9 @@ def infer_from_columns(columns: dict[str, Sequence[str]], ordinal: bool = False)
         names = tuple(str(g) for g in range(min(grades), max(grades) + 1))  # no gaps in the scale
         counts = tuple(grades.count(int(g)) for g in names)
         return TaskFacts("ordinal", names, counts, "declared with --ordinal")
+    alike = alike_rows(values)
+    if alike is not None:
+        raise AlikeClasses(column, alike[0], alike[1:])
     names = class_order(values)
     counts = tuple(values.count(name) for name in names)
     hint = ""

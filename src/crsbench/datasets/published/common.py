@@ -24,8 +24,10 @@ import numpy as np
 import pandas as pd
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
-from crsbench.datasets.folder import FileImages, FileSplits, load_image
+from crsbench.datasets.base import file_sha256  # noqa: F401 - re-exported where it was
+from crsbench.datasets.folder import FileImages, FileSplits, RowPlaces, load_image
 from crsbench.datasets.kind import DatasetKind, FileKindOptions, MaxSide, Number, PathLike
+from crsbench.datasets.labels import refuse_repeated_columns
 from crsbench.datasets.paths import check_contained
 from crsbench.errors import DataError
 
@@ -73,8 +75,11 @@ def explicit_file(path: str | Path, title: str) -> Path:
 
 def read_table(path: Path, columns: Sequence[str]) -> pd.DataFrame:
     """The CSV as text (blank cells stay ""), with `columns` required; .gz files are read transparently."""
+    text = dict(dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+        # the header as written: pandas renames a repeated column (`label.1`), which would hide it
+        refuse_repeated_columns(path, pd.read_csv(path, header=None, nrows=1, **text).iloc[0].tolist())
+        frame = pd.read_csv(path, **text)
     except pd.errors.EmptyDataError:
         raise DataError(f"{path}: empty file, expected a header row") from None
     except (OSError, EOFError, zlib.error, UnicodeDecodeError, pd.errors.ParserError) as error:
@@ -144,14 +149,6 @@ def apply_missing_policy(
 
 
 # ----- fixed splits
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def source_checksum(csv_paths: Sequence[Path], ids: Sequence[str]) -> str:
@@ -264,6 +261,10 @@ class Listing:
         source = self.sources[0 if self.line_sources is None else int(self.line_sources[i])]
         return f"{source}" if self.lines is None else f"{source} line {int(self.lines[i])}"
 
+    def places(self) -> RowPlaces | None:
+        """Each entry's CSV line, for the errors of reading its image; None when lines are unknown."""
+        return None if self.lines is None else RowPlaces(self.sources, self.lines, self.line_sources)
+
     def keep(self, mask: np.ndarray) -> "Listing":
         kept = np.flatnonzero(mask)
         return Listing(
@@ -334,6 +335,7 @@ class PublishedDataset(FileSplits, DatasetKind):
         if len(listing.ids) == 0:
             raise DataError(f"{meta.name}: no images left under {root} (dropped: {self.dropped})")
         self.ids, self.files, self.labels, self.groups = listing.ids, listing.files, listing.labels, listing.groups
+        self.places = listing.places()
         fractions, split_seed = o.drawn_split()
         self.split_options = {**split_options, "fractions": fractions, "split_seed": split_seed}
         self.source_checksum = source_checksum(listing.sources, self.ids)
@@ -387,11 +389,11 @@ class PublishedDataset(FileSplits, DatasetKind):
     def unreadable_images(self, limit: int | None = None) -> list[tuple[str, str]]:
         """(id, reason) for images that cannot be decoded; decodes every image, so it is slow on big sets."""
         bad = []
-        for image_id, path in zip(self.ids.tolist(), self.files):
+        for i, (image_id, path) in enumerate(zip(self.ids.tolist(), self.files)):
             try:
                 load_image(Path(path), 8)  # small: a JPEG decodes at its coarsest scale
             except DataError as error:
-                bad.append((image_id, str(error)))
+                bad.append((image_id, str(error) if self.places is None else f"{self.places[i]}: {error}"))
                 if limit is not None and len(bad) >= limit:
                     break
         return bad
