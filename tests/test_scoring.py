@@ -528,3 +528,111 @@ def test_quadratic_kappa_is_shown_beside_discrimination_on_ordinal_tasks_only():
     for table in task_tables(plain):
         console.print(table)
     assert "QWK" not in console.export_text()
+
+
+# --------------------------------------------------------------------------- incomplete grids
+
+SCORE_NUMBERS = ["discrimination", "calibration", "label_efficiency", "robustness", "skill", "crs", "ci_low", "ci_high"]
+INCOMPLETE_NEWCOMERS = {
+    "a task": lambda r: r[r["task"] != "derm"],
+    "a seed": lambda r: r[r["seed"] != 2],
+    "a label fraction": lambda r: r[r["fraction"] != 0.05],
+    "a condition": lambda r: r[~((r["condition"] == "defocus_blur") & (r["severity"] == 3))],
+}
+
+
+def newcomer(lacks=None) -> pd.DataFrame:
+    records = make_records(encoders=("newcomer",), rng_seed=5)
+    return lacks(records) if lacks else records
+
+
+@pytest.mark.parametrize("what", sorted(INCOMPLETE_NEWCOMERS))
+def test_an_encoder_with_an_incomplete_grid_is_refused_by_name(records, what):
+    cohort = pd.concat([records, newcomer(INCOMPLETE_NEWCOMERS[what])], ignore_index=True)
+    with pytest.raises(DataError) as refused:
+        score_records(cohort, "resnet50", CRSConfig(n_boot=0, n_weight_draws=0))
+    message = str(refused.value)
+    assert "\n" not in message and "encoder 'newcomer' lacks" in message and "incomplete='exclude'" in message
+    assert all(f"encoder {e!r}" not in message for e in records["encoder"].unique())
+
+
+@pytest.mark.parametrize("what", sorted(INCOMPLETE_NEWCOMERS))
+def test_an_excluded_newcomer_leaves_every_other_number_identical(records, what):
+    config = CRSConfig(n_boot=300, seed=3, n_weight_draws=50)
+    alone = score_records(records, "resnet50", config)
+    cohort = pd.concat([records, newcomer(INCOMPLETE_NEWCOMERS[what])], ignore_index=True)
+    report = score_records(cohort, "resnet50", config, incomplete="exclude")
+    assert "newcomer" not in report.scores.index
+    assert any("'newcomer' left out" in note for note in report.notes)
+    pd.testing.assert_frame_equal(report.scores, alone.scores, check_exact=True)
+    pd.testing.assert_frame_equal(report.scores_by_task, alone.scores_by_task, check_exact=True)
+
+
+def test_a_newcomer_with_extra_evaluations_is_scored_on_the_shared_grid_without_moving_the_others(records):
+    """More than the others (a fraction and a shift only it has): refused by default (the others lack its
+    extras); with incomplete='exclude' its extras are dropped and the others' numbers do not move."""
+    extra = newcomer()
+    extra = pd.concat([extra, extra[extra["fraction"] == 0.5].assign(
+        fraction=0.75, record_key=lambda f: f["record_key"] + "|extra")], ignore_index=True)
+    cohort = pd.concat([records, extra], ignore_index=True)
+    with pytest.raises(DataError, match="lacks"):
+        score_records(cohort, "resnet50", CRSConfig(n_boot=0, n_weight_draws=0))
+    config = CRSConfig(n_boot=300, seed=3, n_weight_draws=0)
+    report = score_records(cohort, "resnet50", config, incomplete="exclude")
+    alone = score_records(records, "resnet50", config)
+    assert "newcomer" in report.scores.index and any("dropped" in note for note in report.notes)
+    others = alone.scores.index
+    np.testing.assert_array_equal(report.scores.loc[others, SCORE_NUMBERS].to_numpy(dtype=float),
+                                  alone.scores.loc[others, SCORE_NUMBERS].to_numpy(dtype=float))
+
+
+def test_half_lacking_leaves_no_newcomer_to_exclude(records):
+    two = records[records["encoder"].isin(["resnet50", "dinov2"])]
+    two = two[~((two["encoder"] == "dinov2") & (two["task"] == "derm"))]
+    with pytest.raises(DataError, match="no majority"):
+        score_records(two, "resnet50", CRSConfig(n_boot=0, n_weight_draws=0), incomplete="exclude")
+    with pytest.raises(ValueError, match="incomplete must be"):
+        score_records(records, "resnet50", CRSConfig(n_boot=0, n_weight_draws=0), incomplete="partial")
+
+
+def _simulated_cohort():
+    from crsbench.simulation import Design, EncoderTruth, simulate
+
+    design = Design((EncoderTruth("a", 1.2), EncoderTruth("b", 1.3, 0.8), EncoderTruth("c", 1.0, 1.2),
+                     EncoderTruth("newcomer", 1.4, 0.9)), n_cases=120, seeds=(0, 1, 2))
+    return simulate(design, np.random.default_rng(4))
+
+
+def test_a_newcomer_without_stored_predictions_is_refused_or_left_out_with_the_case_bootstrap_unchanged():
+    from crsbench.predictions import Predictions
+
+    records, stored = _simulated_cohort()
+    index = stored.index[stored.index["encoder"] != "newcomer"]
+    partial = Predictions.in_memory(index, {t: stored.case_set(t) for t in index["test_set"].unique()},
+                                    {d: stored.probabilities(d) for d in index["probs"].unique()})
+    config = CRSConfig(n_boot=200, seed=1, n_weight_draws=0)
+    with pytest.raises(DataError, match="encoder 'newcomer' lacks stored predictions"):
+        score_records(records, "a", config, predictions=partial)
+    report = score_records(records, "a", config, predictions=partial, incomplete="exclude")
+    alone = score_records(records[records["encoder"] != "newcomer"], "a", config, predictions=stored)
+    assert report.interval_label == alone.interval_label and "case" in report.interval_label
+    pd.testing.assert_frame_equal(report.scores, alone.scores, check_exact=True)
+
+
+def test_a_newcomer_lacking_a_fraction_leaves_the_others_case_bootstrap_identical():
+    records, stored = _simulated_cohort()
+    lacking = records[~((records["encoder"] == "newcomer") & (records["fraction"] == 0.1))]
+    config = CRSConfig(n_boot=200, seed=1, n_weight_draws=0)
+    with pytest.raises(DataError, match="encoder 'newcomer' lacks .*fraction 0.1"):
+        score_records(lacking, "a", config, predictions=stored)
+    report = score_records(lacking, "a", config, predictions=stored, incomplete="exclude")
+    alone = score_records(records[records["encoder"] != "newcomer"], "a", config, predictions=stored)
+    pd.testing.assert_frame_equal(report.scores, alone.scores, check_exact=True)
+    pd.testing.assert_frame_equal(report.axis_intervals, alone.axis_intervals, check_exact=True)
+
+
+def test_a_complete_cohort_passes_the_grid_check_unchanged(records):
+    config = CRSConfig(n_boot=0, n_weight_draws=0)
+    assert not any("incomplete" in note for note in score_records(records, "resnet50", config).notes)
+    assert score_records(records, "resnet50", config, incomplete="exclude").scores.equals(
+        score_records(records, "resnet50", config).scores)
