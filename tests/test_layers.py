@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "crsbench"
 # Top-level modules and packages, lowest first. A unit may import only units of its own layer or below;
 # within a layer, the cycle test keeps the order.
 LAYERS = (
-    ("errors", "atomic", "hashing", "timestamps", "vocabulary", "safe_yaml", "printable"),
+    ("errors", "atomic", "hashing", "timestamps", "vocabulary", "safe_yaml", "printable", "modalities"),
     ("records", "metrics", "weighted_metrics", "axis_math", "pixels", "perturbations", "progress",
      "output_lock", "executors"),
     ("conditions", "datasets", "encoders", "probe_engine", "probe", "subsets", "crs", "store"),

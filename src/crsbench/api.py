@@ -277,8 +277,11 @@ def select(request, *, say=None, progress: Progress | None = None, dry_run: bool
     """Which of these encoders for this cohort? `request` is a selection.workflow.SelectionRequest (or its
     fields by name, as a dict). Reads and checks the cohort, measures each encoder, fits the protocol to
     the budget and writes the suite (prepare_selection), then runs it (a rerun with the same arguments
-    resumes), scores, advises and writes the scores and the report. Every line for the user goes through
-    `say(line, style=None)`; returns a selection.workflow.Selection holding each step's value."""
+    resumes), scores, advises and writes the scores and the report. The budget bounds the whole call:
+    where even the smallest protocol cannot fit it, nothing runs and selection.workflow.OverBudget names
+    the smallest budget that would work, unless `request.over_budget`. Every line for the user goes through
+    `say(line, style=None)` (style "detail": a line for whoever asked for detail); returns a
+    selection.workflow.Selection holding each step's value."""
     import time
 
     from crsbench.selection.workflow import SELECT_N_BOOT, Selection, SelectionRequest, prepare_selection
@@ -289,18 +292,22 @@ def select(request, *, say=None, progress: Progress | None = None, dry_run: bool
     if dry_run:
         say("dry run: nothing run")
         return Selection(prepared)
+    from crsbench.progress import SilentProgress
+    from crsbench.selection import advice
+
+    progress = progress or SilentProgress()
     out, reference = Path(request.output), prepared.reference
     run_started = time.perf_counter()
     summary = run(prepared.suite, progress=progress, cache_dir=request.cache_dir)
     run_s = time.perf_counter() - run_started
     suite_hash = prepared.suite.suite_hash()
-    scored = score(out, reference=reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash)
-    evidence = _selection_evidence(out, scored, prepared, suite_hash)
-    from crsbench.selection import advice
-
-    sentences = tuple(advice.recommendation(scored, evidence))
-    scores = write_scores(scored, out)
-    written = write_report(out, scored=scored, suite_hash=suite_hash)
+    with progress.task(f"score ({SELECT_N_BOOT} bootstrap draws)", total=None):  # minutes a log would not hear of
+        scored = score(out, reference=reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash)
+        evidence = _selection_evidence(out, scored, prepared, suite_hash)
+        sentences = tuple(advice.recommendation(scored, evidence))
+        scores = write_scores(scored, out)
+    with progress.task("report", total=None):
+        written = write_report(out, scored=scored, suite_hash=suite_hash)
     return Selection(prepared, summary, scored, sentences, scores, written.html, run_s,
                      time.perf_counter() - prepared.started)
 

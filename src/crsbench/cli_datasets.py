@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -98,7 +97,7 @@ def _report(built) -> None:
         console.print(_counts_table(masked, "masked (U-Ignore) entries per label and split"))
 
 
-def _counts_table(frame: pd.DataFrame, title: str) -> Table:
+def _counts_table(frame, title: str) -> Table:  # frame: a pandas DataFrame
     table = Table(title=title)
     table.add_column("class")
     for column in frame.columns:

@@ -1,7 +1,8 @@
 """`crsbench encoders`: the registry as a table; `crsbench encoders show NAME`: one entry in full.
 
 Mounted by the main CLI with `app.add_typer(encoders_app, name="encoders")`. Listing reads metadata
-only: no weights are loaded and no model library is imported.
+only: no weights are loaded and no model library is imported. `--json` prints the same values as one
+JSON document (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from crsbench.cli_console import Output
 from crsbench.cli_errors import handled
 
 encoders_app = typer.Typer(
@@ -26,6 +28,9 @@ def _console(min_width: int) -> Console:
     return Console(width=max(Console().width, min_width))
 
 COLUMNS = ("name", "group", "source", "identifier", "revision", "input", "output", "status")
+ENCODERS_SCHEMA = "crsbench.encoders/1"
+ENCODER_SCHEMA = "crsbench.encoder/1"
+JSON = typer.Option(False, "--json", help="Print the same values as one JSON document (docs/cli.md).")
 
 
 def _row(name: str) -> tuple[str, ...]:
@@ -64,20 +69,32 @@ def _fields(name: str) -> dict:
     return fields
 
 
+def registry_data() -> dict:
+    from crsbench.encoders.registry import encoder_names
+
+    return {"schema": ENCODERS_SCHEMA, "encoders": [dict(zip(COLUMNS, map(str, _row(n)))) for n in encoder_names()]}
+
+
 @encoders_app.callback()
 @handled
-def list_encoders(ctx: typer.Context) -> None:
+def list_encoders(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Without a sub-command: the registry as a table."""
     if ctx.invoked_subcommand is not None:
+        return
+    if as_json:
+        Output(as_json).json(registry_data())
         return
     _console(170).print(registry_table())
 
 
 @encoders_app.command("show")
 @handled
-def show(name: str = typer.Argument(..., help="an encoder name from `crsbench encoders`")) -> None:
+def show(name: str = typer.Argument(..., help="an encoder name from `crsbench encoders`"), as_json: bool = JSON) -> None:
     """Every field of one encoder's entry."""
     fields = _fields(name)
+    if as_json:
+        Output(as_json).json({"schema": ENCODER_SCHEMA, "name": name, "fields": fields})
+        return
     table = Table(title=name, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")

@@ -3,11 +3,15 @@ goes in as rich Text, never as markup, so a name like `scan[zoo]` prints as writ
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import textwrap
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -49,7 +53,7 @@ def results_table(aggregate: pd.DataFrame, grid=None) -> Table:
     table = Table(title=Text(f"{_partial_label(grid)}Clean test, 100% labels: AUROC / ECE (mean over {seeds} seeds)"))
     if _partial_label(grid):
         table.caption = Text(grid.label())
-    table.add_column("encoder", style="bold")
+    table.add_column("encoder", style="bold", overflow="fold")  # a name is never cut to an ellipsis
     tasks = sorted(frame["task"].unique())
     for task in tasks:
         table.add_column(Text(printable(task)), justify="right")
@@ -138,34 +142,50 @@ def partial_prefix(report) -> str:
     return "PARTIAL VIEW - " if (report.settings.get("grid") or {}).get("partial_view") else ""
 
 
-def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> Table:
-    table = Table(title=Text(partial_prefix(report) + title))
+@dataclass(frozen=True)
+class _Column:
+    header: str
+    justify: str
+    cells: tuple  # one Text or str per encoder, in the frame's order
+    in_block: tuple = ()  # the same values as a block shows them, when they differ (a blank tier cell)
+    verdict: bool = False  # CRS, interval, P(#1), tier: a block shows these first
+
+
+def _score_columns(report, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> list[_Column]:
+    """Every column of a score table, the encoder first: one list that the wide table, its stacked-header
+    form and the narrow blocks all show."""
+    rows = list(frame.iterrows())
     level = report.settings.get("level", DEFAULT_LEVEL)
-    columns = [("encoder", "left")]
-    columns += [(_axis_header(report, a), "right") for a in AXES]
-    columns += [(BESIDE_HEADERS[c], "right") for c in beside]
-    columns += [("skill", "right"), ("CRS", "right"),
-                (f"{level:.0%} CI", "right"), ("P(#1)", "right"), ("tier", "center")]
+
+    def column(header: str, justify: str, cell) -> _Column:
+        return _Column(header, justify, tuple(cell(encoder, row) for encoder, row in rows))
+
+    def axis(a: str):
+        def cell(_, row) -> str:  # "!": a clean AUROC near chance, whose retentions mean little
+            flagged = a == "discrimination" and bool(row.get("not_assessable", False))
+            return fmt(row[a]) + ("!" if flagged else "")
+
+        return cell
+
+    columns = [column("encoder", "left", _name_cell)]
+    columns += [column(_axis_header(report, a), "right", axis(a)) for a in AXES]
+    columns += [column(BESIDE_HEADERS[c], "right",
+                       lambda _, row, c=c: fmt(row[c], 2) if c == "sufficient_fraction" else fmt(row[c]))
+                for c in beside]
+    columns += [column(c, "right", lambda _, row, c=c: fmt(row[c], 1)) for c in COMPONENTS]
+    verdict = [column("CRS", "right", lambda _, row: fmt(row["crs"], 1)),
+               column(f"{level:.0%} CI", "right", lambda _, row: _interval_cell(row)),
+               column("P(#1)", "right", lambda _, row: fmt(row["p_rank1"], 2))]
+    tier = column("tier", "center", lambda _, row: _tier_cell(row["in_leading_tier"]))
+    verdict.append(dataclasses.replace(tier, in_block=tuple({"*": "yes", "": "no"}.get(c, c) for c in tier.cells)))
+    columns += [dataclasses.replace(c, verdict=True) for c in verdict]
     if ranks:
-        columns += [("AUROC rank", "right"), ("CRS rank", "right")]
-    for header, justify in columns:
-        table.add_column(header, justify=justify)
-    for encoder, row in frame.iterrows():
-        flagged = bool(row.get("not_assessable", False))
-        axis_cells = [fmt(row[a]) + ("!" if flagged and a == "discrimination" else "") for a in AXES]
-        cells = [
-            _name_cell(encoder, row),
-            *axis_cells,
-            *(fmt(row[c], 2) if c == "sufficient_fraction" else fmt(row[c]) for c in beside),
-            *(fmt(row[c], 1) for c in COMPONENTS),
-            fmt(row["crs"], 1),
-            _interval_cell(row),
-            fmt(row["p_rank1"], 2),
-            _tier_cell(row["in_leading_tier"]),
-        ]
-        if ranks:
-            cells += [_rank(row["auroc_rank"]), _rank(row["crs_rank"])]
-        table.add_row(*cells)
+        columns += [column("AUROC rank", "right", lambda _, row: _rank(row["auroc_rank"])),
+                    column("CRS rank", "right", lambda _, row: _rank(row["crs_rank"]))]
+    return columns
+
+
+def _score_caption(report, frame: pd.DataFrame, beside: tuple[str, ...]) -> str:
     caption = [constants_line(report)]
     if "ece_temperature_scaled" in beside:
         caption.append("ECE (T): after a temperature fitted on validation log-loss (not scored)")
@@ -173,21 +193,126 @@ def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...
         caption.append(f"CI, P(#1), tier: {report.interval_label}")
     if any(bool(v) for v in frame.get("not_assessable", [])):
         caption.append("!: clean AUROC within delta of chance: its retentions mean little (the score is unaffected)")
-    table.caption = Text("; ".join(caption))
+    return "; ".join(caption)
+
+
+def _stacked(header: str) -> str:
+    """A header a word or two a line (`AUROC\npert/shift`): a column as wide as its widest value or word."""
+    return "\n".join(textwrap.wrap(header, max(6, *(len(w) for w in header.split())))) or header
+
+
+def _fill(table: Table, columns: list[_Column], header=lambda h: h) -> Table:
+    for col in columns:
+        # a name folds rather than ending in an ellipsis; a number never wraps
+        table.add_column(header(col.header), justify=col.justify,
+                         overflow="fold" if col is columns[0] else "ellipsis", no_wrap=col is not columns[0])
+    for cells in zip(*(col.cells for col in columns)):
+        table.add_row(*cells)
     return table
 
 
-def task_tables(report) -> list[Table]:
-    """One table per task (axes, the values beside them, skill, CRS, interval, tier): shown first."""
-    tables = []
+def natural_width(console, options, renderable) -> int:
+    """The width a table takes when nothing in it wraps."""
+    return renderable.__rich_measure__(console, options.update_width(1_000_000)).maximum
+
+
+class FittedTable(Table):
+    """A score table that fits the width it is printed at: the wide table when it fits, else the same table
+    with its headers stacked a word or two a line, else one block per encoder (its name on a line of its
+    own, never cut, then each value beside its header). Every layout shows the same values."""
+
+    def __init__(self, title: Text, columns: list[_Column], caption: Text):
+        super().__init__(title=title, caption=caption)
+        self.layout_columns = columns
+        _fill(self, columns)
+
+    def stacked(self) -> Table:
+        return _fill(Table(title=self.title, caption=self.caption), self.layout_columns, _stacked)
+
+    def layout(self, console, options) -> str:
+        """`wide`, `stacked` or `blocks`: which layout this width gets."""
+        if natural_width(console, options, self) <= options.max_width:
+            return "wide"
+        return "stacked" if natural_width(console, options, self.stacked()) <= options.max_width else "blocks"
+
+    def __rich_console__(self, console, options):
+        options = options.update(no_wrap=False, overflow="fold")  # title and caption wrap at the width too
+        chosen = self.layout(console, options)
+        if chosen == "wide":
+            yield from super().__rich_console__(console, options)
+        elif chosen == "stacked":
+            yield from console.render(self.stacked(), options)
+        else:
+            yield from _blocks(console, options, self.title, self.layout_columns, self.caption)
+
+
+BLOCK_INDENT = 2
+HEADER_ROOM = 16  # a longer header (`AUROC pert/shift (1/3 tasks)`) wraps in its place rather than widen every pair
+
+
+def _pairs_per_line(columns: list[_Column], width: int) -> int:
+    """As many header-value pairs a line as fit `width`, three at most (a block stays a few lines)."""
+    values = [c for col in columns for c in (col.in_block or col.cells)]
+    header = min(HEADER_ROOM, max(len(c.header) for c in columns))
+    pair = header + 1 + max(Text(str(v)).cell_len for v in values) + 3
+    return max(1, min(3, (width - BLOCK_INDENT) // pair))
+
+
+def _value_grid(values: list[_Column], index: int, per_line: int) -> Table:
+    """One encoder's values, `per_line` header-value pairs a line."""
+    grid = Table.grid(padding=(0, 3, 0, 0), pad_edge=False)
+    for _ in range(per_line):
+        grid.add_column(style="dim")  # the header: may wrap
+        grid.add_column(no_wrap=True)  # the value: never
+    pairs = [(col.header, (col.in_block or col.cells)[index]) for col in values]
+    for start in range(0, len(pairs), per_line):
+        cells = [item for header, value in pairs[start:start + per_line] for item in (header, value)]
+        grid.add_row(*cells, *([""] * (2 * per_line - len(cells))))
+    return grid
+
+
+def _plain(text, style: str) -> Text:
+    """Title and caption as plain text in a block layout's own style (a str is text, never markup)."""
+    return Text(text.plain if isinstance(text, Text) else str(text), style=style)
+
+
+def _blocks(console, options, title: Text | None, columns: list[_Column], caption: Text | None):
+    """One block per encoder, in the table's order: the name on a line of its own, then its values beside
+    their headers, the verdict (CRS, interval, P(#1), tier) first. Prose wraps at the width; a name folds."""
+    name = columns[0]
+    values = [c for c in columns[1:] if c.verdict] + [c for c in columns[1:] if not c.verdict]
+    per_line = _pairs_per_line(values, options.max_width)
+    if title is not None:
+        yield from console.render(_plain(title, "bold"), options)
+    for index, heading in enumerate(name.cells):
+        yield Text("")
+        yield from console.render(Text.assemble(heading, style="bold"), options)
+        yield Padding(_value_grid(values, index, per_line), (0, 0, 0, BLOCK_INDENT), expand=False)
+    if caption is not None:
+        yield Text("")
+        yield from console.render(_plain(caption, "dim"), options)
+    yield Text("")
+
+
+def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> FittedTable:
+    return FittedTable(Text(partial_prefix(report) + title), _score_columns(report, frame, beside, ranks),
+                       Text(_score_caption(report, frame, beside)))
+
+
+def _task_rows(report):
+    """(task, its rows by encoder, the values shown beside the axes) for every task, in the suite's order."""
     frame = report.scores_by_task
     for task in report.settings.get("tasks", []):
         rows = frame[frame["task"] == task].set_index("encoder")
         # a value this task does not have (QWK outside ordinal tasks, ECE (T) in older records) is left out
         beside = tuple(c for c in BESIDE_HEADERS if c in rows and pd.to_numeric(rows[c], errors="coerce").notna().any())
-        tables.append(_score_table(report, f"Task {task}: CRS (reference: {report.reference})", rows,
-                                   beside, ranks=False))
-    return tables
+        yield task, rows, beside
+
+
+def task_tables(report) -> list[Table]:
+    """One table per task (axes, the values beside them, skill, CRS, interval, tier): shown first."""
+    return [_score_table(report, f"Task {task}: CRS (reference: {report.reference})", rows, beside, ranks=False)
+            for task, rows, beside in _task_rows(report)]
 
 
 def scores_table(report) -> Table:
@@ -209,8 +334,16 @@ def _with_interval(agreement, name: str, digits: int = 2) -> str:
     return value if low is None or pd.isna(low) else f"{value} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def score_lines(report) -> list[Text]:
-    """The prose under the scores table: rank agreement, reversed pairs, sensitivity, tier, notes."""
+def leading_tier_line(report) -> Text:
+    """The verdict across tasks, in one line: what `crsbench -q score` prints."""
+    tier = ", ".join(report.leading_tier) or "- (no bootstrap)"
+    label = f" ({report.interval_label})" if report.interval_label else ""
+    return Text(f"{partial_prefix(report)}Leading tier across tasks{label}: {tier}")
+
+
+def score_lines(report, with_tier: bool = True) -> list[Text]:
+    """The prose under the scores table: rank agreement, reversed pairs, sensitivity, notes, and (unless
+    `with_tier` is False, for a caller that prints it itself) the leading tier last."""
     lines = []
     if len(report.rank_agreement):
         a = report.rank_agreement.iloc[0]
@@ -241,11 +374,85 @@ def score_lines(report) -> list[Text]:
             lines.append(Text(f"  place depends on the axis weights: {', '.join(moving)}"))
     for task, tier in (getattr(report, "leading_tier_by_task", {}) or {}).items():
         lines.append(Text(f"Leading tier, task {task}: {', '.join(tier)}"))
-    tier = ", ".join(report.leading_tier) or "- (no bootstrap)"
-    label = f" ({report.interval_label})" if report.interval_label else ""
-    lines.append(Text(f"{partial_prefix(report)}Leading tier across tasks{label}: {tier}"))
     lines += [Text(f"note: {note}", style="dim") for note in report.notes]
-    return lines
+    return lines + [leading_tier_line(report)] if with_tier else lines
+
+
+# --------------------------------------------------------------------------- the same values, for --json
+# docs/cli.md writes these documents down; a change to a key is a new schema number.
+
+RESULTS_SCHEMA = "crsbench.results/1"
+SCORES_SCHEMA = "crsbench.score/1"
+
+
+def _number(value) -> float | int | str | None:
+    """A cell as JSON has it: NaN and NA as null, numpy scalars as Python's, text as it is."""
+    if value is None or value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return float(value) if isinstance(value, (float, np.floating)) else str(value)
+
+
+def _flag(value) -> bool | None:
+    """A yes/no cell: None where it is not known (no bootstrap, so no tier)."""
+    return None if _number(value) is None else bool(value)
+
+
+def results_data(aggregate: pd.DataFrame, grid=None) -> dict:
+    """What `results_table` shows, as values: clean test at 100% labels, per encoder (best mean AUROC first)
+    and task, the mean AUROC and ECE over seeds."""
+    frame = clean_full_label(aggregate)
+    order = frame.groupby("encoder")["auroc_mean"].mean().sort_values(ascending=False, kind="stable")
+    encoders = []
+    for encoder, mean_auroc in order.items():
+        rows = frame[frame["encoder"] == encoder].set_index("task")
+        tasks = {str(t): {"auroc": _number(r["auroc_mean"]), "ece": _number(r["ece_mean"])} for t, r in rows.iterrows()}
+        encoders.append({"encoder": str(encoder), "mean_auroc": _number(mean_auroc), "tasks": tasks})
+    partial = bool(grid is not None and getattr(grid, "partial_view", False))
+    return {"schema": RESULTS_SCHEMA, "partial_view": partial, "grid": grid.label() if partial else None,
+            "n_seeds": int(frame["n_seeds"].max()) if len(frame) else 0,
+            "tasks": sorted(str(t) for t in frame["task"].unique()), "encoders": encoders}
+
+
+def _score_fields(beside: tuple[str, ...], ranks: bool) -> tuple[str, ...]:
+    """The score columns a table shows, by their names in the scores frame (docs/cli.md)."""
+    return (*AXES, *beside, *COMPONENTS, "crs", "ci_low", "ci_high", "p_rank1", "in_leading_tier",
+            *(("auroc_rank", "crs_rank") if ranks else ()))
+
+
+def _encoder_rows(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict]:
+    rows = []
+    for encoder, row in frame.iterrows():
+        values = {f: _flag(row.get(f)) if f == "in_leading_tier" else _number(row.get(f)) for f in fields}
+        rows.append({"encoder": str(encoder), "reference": bool(row.get("is_reference", False)),
+                     "baseline": bool(row.get("baseline", False)),
+                     "not_assessable": bool(row.get("not_assessable", False)), **values})
+    return rows
+
+
+def scores_data(report) -> dict:
+    """What the score tables and the lines under them show, as values (unrounded)."""
+    agreement = report.rank_agreement.iloc[0].to_dict() if len(report.rank_agreement) else None
+    tasks = [{"task": str(task), "leading_tier": list((report.leading_tier_by_task or {}).get(task, ())),
+              "encoders": _encoder_rows(rows, _score_fields(beside, ranks=False))}
+             for task, rows, beside in _task_rows(report)]
+    return {
+        "schema": SCORES_SCHEMA,
+        "reference": report.reference,
+        "partial_view": bool(partial_prefix(report)),
+        "interval": {"level": report.settings.get("level", DEFAULT_LEVEL), "label": report.interval_label},
+        "axes_used": list(report.axes_used),
+        "axes_missing": dict(report.axes_missing),
+        "axes_partial": dict(getattr(report, "axes_partial", {}) or {}),
+        "leading_tier": list(report.leading_tier),
+        "encoders": _encoder_rows(report.scores, _score_fields(("ece",), ranks=True)),
+        "tasks": tasks,
+        "rank_agreement": {k: _number(v) for k, v in agreement.items()} if agreement else None,
+        "notes": list(report.notes),
+    }
 
 
 # --------------------------------------------------------------------------- perturbations

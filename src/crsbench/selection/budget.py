@@ -14,14 +14,15 @@ plus the scoring. Each of four dimensions has a few levels (seeds 5/4/3, the fra
 the perturbation subset, the severities); every combination is costed and the one losing least
 of the protocol that fits is taken. Never fewer than MIN_SEEDS seeds: with fewer the paired
 bootstrap has nothing to resample. When even the smallest plan does not fit it is still the plan,
-marked `fits=False`, so the user sees the estimate rather than a refusal.
+marked `fits=False`, with `cheapest_s` its estimate: the caller decides whether to refuse (`select` does,
+naming the smallest budget that would work, unless told to run over budget).
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 MIN_SEEDS = 3
 SEED_LEVELS = (5, 4, 3)
@@ -93,6 +94,10 @@ class CachedEmbeddings:
 NOTHING_CACHED = CachedEmbeddings()
 
 
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @dataclass(frozen=True)
 class Protocol:
     seeds: int
@@ -101,7 +106,8 @@ class Protocol:
     severities: tuple[int, ...]
 
     def describe(self) -> str:
-        perturbed = (f"{len(self.perturbations)} perturbations ({', '.join(self.perturbations)}) at severities "
+        perturbed = (f"{_counted(len(self.perturbations), 'perturbation')} ({', '.join(self.perturbations)}) at "
+                     f"{'severity' if len(self.severities) == 1 else 'severities'} "
                      f"{', '.join(map(str, self.severities))}") if self.perturbations else "no perturbations"
         return (f"{self.seeds} seeds, label fractions {', '.join(f'{f:g}' for f in self.fractions)}, {perturbed}")
 
@@ -119,6 +125,7 @@ class BudgetPlan:
     cuts: tuple[str, ...] = ()  # what was given up, in words
     per_encoder_s: dict[str, float] = field(default_factory=dict)
     encoding_s: float = 0.0  # the part of the estimate spent encoding images the cache lacks
+    cheapest_s: float = 0.0  # the estimate of the smallest protocol: less than this budget, nothing fits
 
 
 @dataclass(frozen=True)
@@ -223,7 +230,7 @@ def plan_budget(
     fractions: Sequence[float],
     *,
     perturb_seconds: float = 0.0,
-    scoring_seconds: float = 0.0,
+    scoring_seconds: float | Callable[[Protocol], float] = 0.0,
     has_shift: bool = False,
     seeds: int | None = None,
     cached: Mapping[str, CachedEmbeddings] | None = None,
@@ -232,7 +239,9 @@ def plan_budget(
 
     `perturbations`: the modality's set; `fractions`: the usable label fractions (1.0 included);
     `seeds`: a number the user fixed (at least MIN_SEEDS), else chosen from SEED_LEVELS;
-    `cached`: by encoder, the embeddings the cache holds already (they cost no encoding).
+    `cached`: by encoder, the embeddings the cache holds already (they cost no encoding);
+    `scoring_seconds`: the scoring's cost, or a function of the protocol (scoring grows with the records a
+    protocol writes: costed per protocol, the plan taken is the plan that fits).
     """
     if seeds is not None and seeds < MIN_SEEDS:
         raise ValueError(f"--seeds: at least {MIN_SEEDS} seeds, got {seeds}")
@@ -256,13 +265,15 @@ def plan_budget(
         if not subset and s_level:
             continue  # severities mean nothing without perturbations
         protocol = Protocol(n_seeds, ladder, subset, severities if subset else ())
-        seconds = estimate_seconds(protocol, costs, counts, perturb_seconds, scoring_seconds, cached)
+        scoring = scoring_seconds(protocol) if callable(scoring_seconds) else scoring_seconds
+        seconds = estimate_seconds(protocol, costs, counts, perturb_seconds, scoring, cached)
         loss = SEED_LOSS.get(n_seeds, 0.0) + FRACTION_LOSS[f_level] + p_loss + SEVERITY_LOSS[s_level]
         options.append((loss, sum(seconds.values()), protocol, seconds))
     fitting = [o for o in options if o[1] <= budget_s]
     fits = bool(fitting)
-    loss, total, protocol, seconds = (min(fitting, key=lambda o: (o[0], o[1])) if fits
-                                      else min(options, key=lambda o: (o[1], o[0])))
+    cheapest = min(options, key=lambda o: (o[1], o[0]))
+    loss, total, protocol, seconds = min(fitting, key=lambda o: (o[0], o[1])) if fits else cheapest
     encoding = sum(encoding_seconds(protocol, cost, counts, cached.get(name, NOTHING_CACHED), perturb_seconds)
                    for name, cost in costs.items())
-    return BudgetPlan(protocol, full, total, float(budget_s), fits, _cuts(protocol, full), seconds, encoding)
+    return BudgetPlan(protocol, full, total, float(budget_s), fits, _cuts(protocol, full), seconds, encoding,
+                      cheapest[1])

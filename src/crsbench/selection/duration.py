@@ -1,4 +1,4 @@
-"""Budget strings: `90s`, `30m`, `2h`, `1h30m`, or a plain number of seconds."""
+"""Budget strings: `90s`, `30m`, `2h`, `1h30m`, or a plain number of seconds; and back (`format_budget`)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import math
 import re
 
 from crsbench.errors import DataError
+from crsbench.progress import clock
 
 UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)([hms])")
@@ -27,12 +28,26 @@ def parse_duration(text: str) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """`4m10s`, `1h02m`, `45s`: what a person reads in a plan line."""
+    """`4m10s`, `1h02m`, `45s`: what a person reads in a plan line (whole seconds, unlike a progress clock)."""
     seconds = max(0.0, float(seconds))
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+    return f"{seconds:.0f}s" if seconds < 60 else clock(seconds)
+
+
+# What a suggested budget is rounded up to: a person types `3m` or `1h15m`, not `2m47s`.
+ROUNDING_STEPS = ((120.0, 10.0), (3600.0, 60.0), (math.inf, 300.0))  # (below this many seconds, round up to)
+
+
+def round_up_budget(seconds: float) -> float:
+    step = next(step for below, step in ROUNDING_STEPS if seconds < below)
+    return max(step, math.ceil(seconds / step) * step)
+
+
+def format_budget(seconds: float) -> str:
+    """A budget as `--budget` reads it, without zero parts: `50s`, `35m`, `1h05m`, `2h`."""
+    hours, rest = divmod(int(math.ceil(seconds)), 3600)
+    minutes, secs = divmod(rest, 60)
+    text = ""
+    for n, unit in ((hours, "h"), (minutes, "m"), (secs, "s")):
+        if n:
+            text += f"{n:02d}{unit}" if text else f"{n}{unit}"  # after a larger part, two digits: 1h05m
+    return text or "0s"

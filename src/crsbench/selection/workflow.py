@@ -4,6 +4,11 @@
 protocol to the budget and writes the ordinary suite file (or resumes the one an identical earlier call
 wrote). It prints nothing: every line a user should see goes through `say`, so the CLI, a notebook and
 a test each decide how to show it. `api.select` runs, scores and advises on the result.
+
+The budget is a bound on the whole selection: the time spent reading, checking and measuring counts
+against it, the plan is cut to fit what is left, and where even the smallest protocol cannot fit,
+`prepare_selection` stops before anything runs (`OverBudget`, naming the smallest budget that would
+work) unless the request says `over_budget=True`.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from crsbench.errors import DataError
 from crsbench.selection.budget import SEVERITY_LEVELS, ImageCounts, cached_share, perturbation_order, plan_budget
 from crsbench.selection.cohort_checks import usable_fractions
 from crsbench.selection.compose import SELECT_C_GRID, SUITE_FILE, TASK_NAME, compose_suite, parse_encoders, suite_text
-from crsbench.selection.duration import format_duration
+from crsbench.selection.duration import format_budget, format_duration, round_up_budget
 from crsbench.selection.source import open_cohort
 from crsbench.selection.validate import check_cohort
 from crsbench.suite import DEFAULT_FRACTIONS, EncoderChoice, Suite, load_suite, parse_suite
@@ -30,6 +35,7 @@ SCORING_BASE_S = 8.0
 SCORING_PER_RECORD_CASE_S = 4e-6
 
 Say = Callable[..., None]  # say(line, style=None)
+DETAIL = "detail"  # a `say` style: a line only for whoever asked for detail (the CLI's -v)
 
 
 def _silent(line: str, style: str | None = None) -> None:
@@ -53,6 +59,11 @@ class SelectionRequest:
     seeds: Optional[int] = None
     output: Path = Path("crsbench-select")
     cache_dir: Optional[Path] = None
+    over_budget: bool = False  # run the smallest protocol even when it cannot fit the budget
+
+
+class OverBudget(DataError):
+    """Even the smallest protocol cannot fit the budget: nothing was run."""
 
 
 @dataclass(frozen=True)
@@ -177,7 +188,9 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
     plan, costs, share = _plan(entries, labels, dataset, shift_dataset, counts, request, modality, started,
                                cache_root, say)
     estimate = _estimate(plan, time.perf_counter() - started)
-    _say_plan(plan, estimate, request.budget_s, share, say)
+    _say_plan(plan, estimate, request.budget_s, share, say, request.over_budget)
+    if not plan.fits and not request.over_budget:
+        raise OverBudget(over_budget_message(plan, estimate, request.budget_s))
     mapping = compose_suite(f"select-{cohort.options.get('name', 'cohort')}", entries, cohort.options,
                             plan.protocol, shift=shift_cohort.options if shift_cohort else None,
                             reference=labels[0],
@@ -250,9 +263,8 @@ def _plan(entries, labels, dataset, shift_dataset, counts_by_split, request: Sel
     left_s = max(request.budget_s - (time.perf_counter() - started), 1.0)
     has_shift = shift_dataset is not None
     common = dict(has_shift=has_shift, seeds=request.seeds, cached=cached)
-    probe_plan = plan_budget(costs, counts, left_s, names, ladder, scoring_seconds=0.0, **common)
-    scoring = _scoring_estimate(probe_plan.protocol, len(labels), counts)
-    plan = plan_budget(costs, counts, left_s, names, ladder, scoring_seconds=scoring, **common)
+    plan = plan_budget(costs, counts, left_s, names, ladder,
+                       scoring_seconds=lambda protocol: _scoring_estimate(protocol, len(labels), counts), **common)
     return plan, costs, f"embeddings cached: {cached_share(plan.protocol, labels, cached, has_shift).describe()}"
 
 
@@ -261,8 +273,28 @@ def _estimate(plan, spent_s: float) -> Estimate:
     return Estimate(spent_s, run_s, plan.per_encoder_s.get("scoring", 0.0))
 
 
-def _say_plan(plan, estimate: Estimate, budget_s: float, share: str, say: Say) -> None:
-    fit = "" if plan.fits else " (over budget even at the smallest protocol: running it anyway)"
+def smallest_budget(plan, estimate: Estimate) -> float:
+    """The smallest budget, as a person would type it, under which the cheapest protocol fits after the same
+    reading and measuring again."""
+    return round_up_budget(estimate.spent_s + plan.cheapest_s)
+
+
+def over_budget_message(plan, estimate: Estimate, budget_s: float) -> str:
+    needed = format_budget(smallest_budget(plan, estimate))
+    return (f"--budget {format_budget(budget_s)} cannot hold even the smallest protocol "
+            f"({plan.protocol.describe()}): reading and measuring took {format_duration(estimate.spent_s)} and "
+            f"running and scoring it are estimated at {format_duration(estimate.run_s + estimate.scoring_s)}; "
+            f"the smallest budget that would work is {needed}: pass --budget {needed}, or --over-budget to run "
+            "it anyway")
+
+
+# what the plan line adds when the smallest protocol does not fit, by whether it runs anyway
+OVER_BUDGET_NOTE = {True: " (over budget even at the smallest protocol: running it anyway, as --over-budget asks)",
+                    False: " (over budget even at the smallest protocol: not run)"}
+
+
+def _say_plan(plan, estimate: Estimate, budget_s: float, share: str, say: Say, over_budget: bool = False) -> None:
+    fit = "" if plan.fits else OVER_BUDGET_NOTE[over_budget]
     say(f"plan: {plan.protocol.describe()}; estimated {format_duration(estimate.total_s)} of a "
         f"{format_duration(budget_s)} budget ({format_duration(estimate.spent_s)} spent measuring, "
         f"{format_duration(estimate.run_s)} to run of which {format_duration(plan.encoding_s)} encoding, "
@@ -272,6 +304,10 @@ def _say_plan(plan, estimate: Estimate, budget_s: float, share: str, say: Say) -
         say(f"  cut to fit the budget: {cut}")
     if not plan.cuts:
         say("  nothing cut: the full protocol fits")
+    per_encoder = ", ".join(f"{name} {format_duration(s)}" for name, s in plan.per_encoder_s.items() if name != "scoring")
+    say(f"  estimated per encoder (embedding and probe fits): {per_encoder}; scoring "
+        f"{format_duration(plan.per_encoder_s.get('scoring', 0.0))}; the smallest protocol "
+        f"{format_duration(plan.cheapest_s)}", DETAIL)
 
 
 def timing_line(total_s: float, run_s: float, estimate: Estimate | None) -> str:
