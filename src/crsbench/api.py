@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from pydantic import ValidationError
@@ -13,12 +13,14 @@ from pydantic import ValidationError
 from crsbench import records as record_schema
 from crsbench.crs import CRSConfig
 from crsbench.progress import Progress
-from crsbench.runner import RunSummary, SuiteRun
 from crsbench.errors import SuiteError
 from crsbench.executors import Executor
 from crsbench.grid import GridStatus, check_grid
 from crsbench.store import load_records, load_runs
 from crsbench.suite import ExecutorSpec, Suite, load_suite, parse_suite
+
+if TYPE_CHECKING:  # annotations only
+    from crsbench.runner import RunSummary
 
 BUILTIN_SUITES: tuple[str, ...] = ("demo", "demo-quick", "crs-bench")
 
@@ -108,9 +110,11 @@ def with_executor(suite: Suite, kind: str | None = None, address: str | None = N
 
 
 def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None,
-        wait_s: float = 0.0, executor: Executor | None = None) -> RunSummary:
+        wait_s: float = 0.0, executor: Executor | None = None) -> "RunSummary":
     """Run a suite; `wait_s`: how long to wait for another run holding the same output; `executor` (an
     executors.Executor) overrides the suite's `executor:` block."""
+    from crsbench.runner import SuiteRun  # torch and the encoders load only for a run
+
     return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir, wait_s=wait_s, executor=executor).run()
 
 
@@ -331,3 +335,12 @@ def _selection_evidence(out: Path, scored, prepared, suite_hash: str):
     return advice.Evidence(n_test=n_test, n_seeds=len(prepared.suite.seeds), unit=prepared.cohort.unit,
                            seed_se=seed_se, seconds_per_image=prepared.seconds_per_image or None,
                            n_test_images=len(test))
+
+
+def __getattr__(name: str):
+    """`api.RunSummary` and `api.SuiteRun`, imported only when asked for: the run brings torch with it."""
+    if name in ("RunSummary", "SuiteRun"):
+        from crsbench import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -126,8 +126,10 @@ class DatasetSpec(BaseModel):
 
 def check_perturbation_selection(select):
     """auto, none, a modality's set, or a list of perturbation names."""
+    from crsbench.modalities import ALIASES
     from crsbench.perturbations import MODALITIES, PERTURBATIONS
 
+    select = ALIASES.get(select, select) if isinstance(select, str) else select  # old spellings still read
     if isinstance(select, str) and select not in ("auto", "none", *MODALITIES):
         raise ValueError(f"unknown perturbation set {select!r}; use auto, none, a list of names, or one of {MODALITIES}")
     if isinstance(select, list):

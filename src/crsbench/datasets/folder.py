@@ -33,7 +33,16 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of, stack_if_uniform
 from crsbench.datasets.decoded import DecodedStore
-from crsbench.datasets.kind import DatasetInfo, DatasetKind, FileKindOptions, KindOptions, MaxSide, Number, PathLike
+from crsbench.datasets.kind import (
+    DatasetInfo,
+    DatasetKind,
+    FileKindOptions,
+    KindOptions,
+    MaxSide,
+    ModalityName,
+    Number,
+    PathLike,
+)
 from crsbench.datasets.labels import alike_rows, declared_names, is_missing, normal_label, refuse_repeated_columns
 from crsbench.datasets.paths import Containment, check_contained, contained
 from crsbench.datasets.splits import grouped_stratified_split
@@ -218,7 +227,7 @@ class FolderOptions(FileKindOptions):
     split_seed: int = 0
     fractions: list[Number] = [0.7, 0.1, 0.2]
     name: Optional[str] = None
-    modality: str = "generic"
+    modality: ModalityName = "generic"
     fingerprint: Literal["mtime", "content"] = "mtime"
 
 

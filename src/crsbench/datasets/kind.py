@@ -19,14 +19,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar, Optional, Union
+from typing import Annotated, Any, ClassVar, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
 
 from crsbench.datasets.base import DatasetMeta
 from crsbench.errors import DataError
 
 PathLike = Union[str, Path]
+
+
+def _modality(name: str) -> str:
+    from crsbench.modalities import canonical_modality
+
+    try:
+        return canonical_modality(name, "modality")
+    except DataError as error:  # pydantic reports a ValueError as this field's error
+        raise ValueError(str(error).removeprefix("modality: ")) from None
+
+
+# a `modality:` option: the one vocabulary, old spellings (xray, other) read as aliases
+ModalityName = Annotated[str, AfterValidator(_modality)]
 Number = Union[int, float]  # an int stays an int: option values feed dataset fingerprints as given
 
 

@@ -23,7 +23,7 @@ from crsbench.datasets.arrays import (
     require_kind,
 )
 from crsbench.datasets.base import SPLITS, ArrayImages, SplitData, file_sha256, sha256_of
-from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, PathLike
+from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, ModalityName, PathLike
 from crsbench.datasets.labels import declared_names
 from crsbench.datasets.splits import grouped_stratified_split
 from crsbench.errors import DataError
@@ -40,7 +40,7 @@ class NpzOptions(KindOptions):
     split: str = "test"
     split_key: Optional[str] = None
     split_seed: int = 0
-    modality: str = "generic"
+    modality: ModalityName = "generic"
     name: Optional[str] = None
 
 

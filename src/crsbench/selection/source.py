@@ -22,11 +22,9 @@ from crsbench.datasets.arrays import NpzArchive, check_image_header, check_rows,
 from crsbench.datasets.labels import refuse_repeated_columns
 from crsbench.datasets.paths import Containment, contained, real_folder
 from crsbench.errors import DataError
+from crsbench.modalities import canonical_modality
 from crsbench.selection.task import AlikeClasses, LabelProblem, TaskFacts, infer_from_array, infer_from_columns
 
-# --modality -> the perturbation family set (perturbations.MODALITIES)
-MODALITIES = {"xray": "chest_xray", "chest_xray": "chest_xray", "fundus": "fundus", "dermoscopy": "dermoscopy",
-              "other": "generic", "generic": "generic"}
 MEDMNIST_KEYS = ("train_images", "train_labels", "val_images", "val_labels", "test_images", "test_labels")
 SPLIT_COLUMN = "split"  # used when the CSV has one
 DEFAULT_LABEL_COLUMN = "label"
@@ -35,12 +33,8 @@ _ARRAY_ID = re.compile(r"-(?:(?P<split>train|val|test)-)?(?P<index>\d+)$")
 
 
 def modality_name(choice: str | None, default: str = "generic") -> str:
-    if choice is None:
-        return default
-    try:
-        return MODALITIES[choice.lower()]
-    except KeyError:
-        raise DataError(f"--modality: unknown {choice!r}; use xray, fundus, dermoscopy or other") from None
+    """--modality -> the perturbation family set; the one vocabulary, old spellings as aliases."""
+    return default if choice is None else canonical_modality(choice)
 
 
 @dataclass(frozen=True)
