@@ -139,3 +139,13 @@ def test_control_codes_are_shown_not_obeyed_in_every_output():
     console.print(Text(name, style="bold"))
     shown = console.export_text()
     assert not any(c in shown for c in "\x1b\x07\u202e\u200b") and "\\x1b[2Jwiped" in shown
+
+
+def test_an_endless_or_binary_file_is_refused_without_reading_it_all(tmp_path):
+    started = time.perf_counter()
+    result = runner.invoke(app, ["validate", "/dev/zero"])
+    assert result.exit_code == 2 and "at most" in result.output and time.perf_counter() - started < 5
+    binary = tmp_path / "suite.yaml"
+    binary.write_bytes(b"name: x\n\xff\xfe\x00")
+    with pytest.raises(SuiteError, match="not UTF-8 text"):
+        load_suite(binary)

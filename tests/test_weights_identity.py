@@ -112,3 +112,25 @@ def make():
     sys.modules.pop("my_encoders", None)
     second = registry.get_encoder("my_encoders:make").spec
     assert second.fingerprint() != first and "+code-" in second.revision
+
+
+def test_weights_a_factory_is_given_are_part_of_its_identity(tmp_path, monkeypatch):
+    module = tmp_path / "my_weighted.py"
+    module.write_text('''
+from crsbench.encoders.base import CallableEncoder
+from crsbench.encoders.spec import EncoderSpec
+
+def make(weights):
+    spec = EncoderSpec(name="mine", source="user", identifier="mine", licence="-", resize=8, mean=(0,) * 3,
+                       std=(1,) * 3, output="pooled", embed_dim=3, adapter={})
+    return CallableEncoder(spec, lambda x: x.mean(axis=(1, 2)))
+''')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    weights = tmp_path / "w.pt"
+    weights.write_bytes(b"one")
+    first = registry.get_encoder("my_weighted:make", weights=str(weights)).spec
+    weights.write_bytes(b"two")
+    stat = weights.stat()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    second = registry.get_encoder("my_weighted:make", weights=str(weights)).spec
+    assert "+weights-" in first.revision and second.fingerprint() != first.fingerprint()

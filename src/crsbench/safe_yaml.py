@@ -67,6 +67,22 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def read_bounded(path) -> str:
+    """A suite file's text, reading at most MAX_BYTES + 1 bytes: `/dev/zero` or a runaway file is refused,
+    not read until memory runs out."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise SuiteError(f"{path}: cannot read suite file ({exc.strerror})") from None
+    if len(data) > MAX_BYTES:
+        raise SuiteError(f"{path}: more than {MAX_BYTES:,} bytes; a suite file is at most that")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"{path}: not UTF-8 text (byte {exc.start}); a suite file is YAML text") from None
+
+
 def load_yaml(text: str, source: str) -> Any:
     """The document in `text`, or a SuiteError naming `source` and what is wrong (line where known)."""
     if len(text.encode("utf-8", "replace")) > MAX_BYTES:

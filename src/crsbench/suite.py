@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from crsbench.crs import CRSConfig
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.errors import SuiteError
-from crsbench.safe_yaml import load_yaml
+from crsbench.safe_yaml import load_yaml, read_bounded
 
 DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
 MAX_SEED = 2**32 - 1
@@ -376,8 +376,4 @@ def parse_suite(data: Any, source: str = "<suite>", base: Path | None = None) ->
 def load_suite(path: str | Path, base: Path | None = None) -> Suite:
     """A suite file; its path fields are relative to its folder (or to `base` when given)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SuiteError(f"{path}: cannot read suite file ({exc.strerror})") from None
-    return parse_suite(load_yaml(text, str(path)), source=str(path), base=base or path.resolve().parent)
+    return parse_suite(load_yaml(read_bounded(path), str(path)), source=str(path), base=base or path.resolve().parent)

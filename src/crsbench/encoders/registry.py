@@ -156,9 +156,23 @@ def encoder_from_factory(reference: str, **options):
     except TypeError as exc:
         raise EncoderError(f"encoder {reference!r}: bad options {options}: {exc}") from None
     encoder = build_encoder(made) if isinstance(made, EncoderSpec) else _checked(made, reference)
-    code = code_identity(reference.partition(":")[0])
-    encoder.spec = encoder.spec.replace(revision=f"{encoder.spec.revision or 'unversioned'}+code-{code}")
+    identity = f"+code-{code_identity(reference.partition(':')[0])}" + "".join(
+        f"+{key}-{file_identity}" for key, file_identity in _file_options(options))
+    encoder.spec = encoder.spec.replace(revision=f"{encoder.spec.revision or 'unversioned'}{identity}")
     return encoder
+
+
+def _file_options(options: dict) -> list[tuple[str, str]]:
+    """The options that name an existing file or folder (weights a factory loads), with their identity."""
+    from pathlib import Path
+
+    from crsbench.encoders.adapters.weights import path_identity
+
+    found = []
+    for key, value in sorted(options.items()):
+        if isinstance(value, str) and value and Path(value).expanduser().exists():
+            found.append((key, path_identity(Path(value).expanduser())))
+    return found
 
 
 def code_identity(module_name: str) -> str:
