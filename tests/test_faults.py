@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -97,8 +98,11 @@ def cli(*args, env=None, mount=None, timeout=300):
     return done.returncode, done.stdout, done.stderr
 
 
+PROGRESS_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ")  # a log's progress: timing, not the error
+
+
 def one_error_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
+    lines = [line for line in stderr.splitlines() if line.strip() and not PROGRESS_LINE.match(line)]
     assert len(lines) == 1 and lines[0].startswith("error: "), stderr
     assert "Traceback" not in stderr
     return lines[0]

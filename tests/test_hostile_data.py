@@ -36,6 +36,8 @@ from crsbench.datasets.npz import NpzDataset
 from crsbench.errors import DataError
 from crsbench.selection.source import open_cohort
 
+PROGRESS_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ")
+
 from test_published_layouts import make_aptos, make_isic
 
 FAST_S = 2.0  # the bomb and huge-shape cases are refused within this
@@ -56,7 +58,8 @@ def cli(*args) -> tuple[int, str]:
     result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception  # a crash, not a refusal
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    # timestamped progress lines are the log of the steps that ran before the refusal, not part of it
+    lines = [line for line in result.stderr.splitlines() if line.strip() and not PROGRESS_LINE.match(line)]
     assert "Traceback" not in result.output
     if result.exit_code == 0:
         return 0, ""
