@@ -124,7 +124,7 @@ def prepare_batch(images: Sequence[np.ndarray] | np.ndarray, rule: PixelRule) ->
     images = list(images)
     size = rule.input_size
     out = np.empty((len(images), size, size, 3), dtype=np.float32)
-    for shape, members in group_by_shape(images).items():
+    for members in group_by_shape(images).values():
         out[members] = rule.apply_batch(np.stack([images[i] for i in members]))
     return out
 
