@@ -1,12 +1,12 @@
 """Paired case-and-seed bootstrap speed on a cohort of the demo's shape, against a plain loop.
 
-The cohort (crsbench.simulation): 5 encoders x 3 tasks (3-class dermoscopy, 5-class fundus, 3-label
+The cohort (crsbench.scoring.simulation): 5 encoders x 3 tasks (3-class dermoscopy, 5-class fundus, 3-label
 chest X-ray), 300 test cases per task in clusters of two, 5 seeds x 6 label fractions, 4
 perturbations x 3 severities; every record keeps its per-case predictions.
   - vectorised: bootstrap.case_bootstrap with 2,000 draws (weighted metrics vectorised over draws,
     axes, CRS per task and across tasks, ranks, intervals, tier);
   - baseline: the same chain as a straightforward loop over draws (each draw repeats the drawn
-    cases and calls metrics.py per record, then axis_math and crs_batch), timed on a few draws and
+    cases and calls metrics/classification.py per record, then axis_math and crs_batch), timed on a few draws and
     extrapolated per draw. The baseline uses the same random draws and must agree on them.
 Run: python benchmarks/case_bootstrap_speed.py [--draws 2000] [--loop-draws 10]
 """
@@ -18,11 +18,13 @@ import time
 
 import numpy as np
 
-from crsbench import axis_math, metrics
-from crsbench.axes import compute_axes
-from crsbench.bootstrap import case_bootstrap, plan_tasks
-from crsbench.crs import CRSConfig, crs_batch
-from crsbench.simulation import Design, EncoderTruth, simulate
+from crsbench.crs import axis_math
+
+from crsbench.metrics import classification as metrics
+from crsbench.scoring.axes import compute_axes
+from crsbench.scoring.case_bootstrap import case_bootstrap, plan_tasks
+from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.scoring.simulation import Design, EncoderTruth, simulate
 
 ENCODERS = tuple(
     EncoderTruth(f"encoder_{i}", separation, slope, hunger, fragility)
@@ -37,7 +39,7 @@ DEMO_SHAPE = Design(
 
 
 def loop_bootstrap(records, stored, axis_scores, config: CRSConfig, n_loop: int) -> np.ndarray:
-    """Cross-task CRS (n_loop, E) for the first draws, one draw at a time with metrics.py."""
+    """Cross-task CRS (n_loop, E) for the first draws, one draw at a time with metrics/classification.py."""
     plans = plan_tasks(records, stored, axis_scores)
     rng = np.random.default_rng(config.seed)
     n_seeds, encoders = len(axis_scores.seeds), list(axis_scores.encoders)

@@ -44,9 +44,9 @@ def extraction_cost(images: int) -> float:
     """Seconds per image for efficientnet-lite0 at its 224-pixel input, on this machine's CPU."""
     import numpy as np
 
-    from crsbench.conditions import CLEAN
+    from crsbench.plan.conditions import CLEAN
     from crsbench.datasets.base import ArrayImages
-    from crsbench.embed import Embedder
+    from crsbench.embed.cache import Embedder
     from crsbench.encoders.registry import get_encoder
 
     encoder = get_encoder("efficientnet-lite0")

@@ -1,6 +1,6 @@
 """Extraction speed: our path against a plain loop over the same model and images, in one run.
 
-  - ours: `crsbench.extraction.iter_batches` (DataLoader, split order, the engine's resize as the
+  - ours: `crsbench.embed.extraction.iter_batches` (DataLoader, split order, the engine's resize as the
     prepare step) feeding the real timm adapter (`TimmEncoder`: lazy build, strict safetensors load,
     centre crop, normalisation, inference_mode, float32 numpy out);
   - plain: a for-loop slicing the array, `normalise_batch`, `model(x)` under inference_mode.
@@ -23,11 +23,11 @@ import numpy as np
 import torch
 
 from crsbench.datasets.base import ArrayImages
-from crsbench.embed import resize_batch
+from crsbench.embed.cache import resize_batch
 from crsbench.encoders.base import normalise_batch
 from crsbench.encoders.registry import build_encoder, encoder_spec
 from crsbench.encoders.torch_base import select_device
-from crsbench.extraction import iter_batches
+from crsbench.embed.extraction import iter_batches
 
 SIZE = 224
 

@@ -28,9 +28,11 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from crsbench import metrics, probe_engine
-from crsbench.probe import DEFAULT_C_GRID, ProbeConfig, fit_probe
-from crsbench.subsets import fraction_subset
+from crsbench.metrics import classification as metrics
+
+from crsbench.probe import solver as probe_engine
+from crsbench.probe.linear import DEFAULT_C_GRID, ProbeConfig, fit_probe
+from crsbench.plan.subsets import fraction_subset
 
 TASKS = (("dermatology-8", "single_label", 8, 768), ("ophthalmology-5", "single_label", 5, 512), ("cxr-5", "multi_label", 5, 1024))
 SEEDS, FRACTIONS = (0, 1, 2, 3, 4), (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from crsbench import api
-from crsbench.progress import RichProgress
-from crsbench.suite import parse_suite
+from crsbench.core.progress import RichProgress
+from crsbench.plan.suite import parse_suite
 
 ENCODERS = [
     {"name": "efficientnet-lite0", "label": "lite0-128", "options": {"input_size": 128}},

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from crsbench.records import RECORD_FIELDS
-from crsbench.store import ResultsStore
+from crsbench.results.records import RECORD_FIELDS
+from crsbench.results.store import ResultsStore
 
 FRACTIONS = (0.05, 0.25, 1.0)
 PERTURBATIONS = ("gaussian_noise", "jpeg")

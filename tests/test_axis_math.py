@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from crsbench.axis_math import (
+from crsbench.crs.axis_math import (
     brier_skill,
     label_efficiency,
     not_assessable,

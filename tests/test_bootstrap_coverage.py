@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.axes import AxisScores
-from crsbench.crs import CRSConfig, crs_batch
-from crsbench.stats import paired_seed_bootstrap
+from crsbench.scoring.axes import AxisScores
+from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.scoring.statistics import paired_seed_bootstrap
 
 AXES = ("discrimination", "calibration", "label_efficiency", "robustness")
 N_ENCODERS, N_TASKS = 6, 2

@@ -2,7 +2,7 @@
 
 Four encoders differ in AUROC, calibration slope, label hunger and fragility, on one APTOS-sized
 test set (732 cases in clusters of two sharing a difficulty, shared by every encoder), 5 seeds,
-label fractions 10% and 100%, one perturbation at three severities (crsbench.simulation). The
+label fractions 10% and 100%, one perturbation at three severities (crsbench.scoring.simulation). The
 population CRS is exact (binormal AUROC, integrated ECE, Gauss-Hermite seed expectation).
 
 REPETITIONS cohorts, 300 draws each, with the default CRS (equal weights, the Brier skill as the
@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.axes import AXES, compute_axes, debiased_calibration_errors
-from crsbench.bootstrap import case_bootstrap
-from crsbench.crs import CRSConfig
-from crsbench.simulation import (
+from crsbench.scoring.axes import AXES, compute_axes, debiased_calibration_errors
+from crsbench.scoring.case_bootstrap import case_bootstrap
+from crsbench.crs.definition import CRSConfig
+from crsbench.scoring.simulation import (
     Design,
     EncoderTruth,
     design_from_records,
@@ -290,7 +290,7 @@ def test_design_from_records_recovers_a_simulated_cohort():
 
 
 def test_the_class_profile_fit_reproduces_the_aurocs_per_class():
-    from crsbench.simulation import _key, _many_class_values
+    from crsbench.scoring.simulation import _key, _many_class_values
 
     design = _three_class_design(100)
     target = _many_class_values(1.0, 1.0, *_key(design), (1.6, 0.6, 0.8))[2]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from crsbench import metrics
+from crsbench.metrics import classification as metrics
 
 
 def _binary(rng, n, slope=1.0):

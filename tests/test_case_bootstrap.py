@@ -5,12 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.axes import AXES, CALIBRATION_NOTE, compute_axes
-from crsbench.bootstrap import CASE_LABEL, case_bootstrap, leading_tier
-from crsbench.crs import CRSConfig
-from crsbench.scoring import score_records
-from crsbench.simulation import Design, EncoderTruth, simulate
-from crsbench.stats import SEED_ONLY_LABEL
+from crsbench.scoring.axes import AXES, CALIBRATION_NOTE, compute_axes
+from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap, leading_tier
+from crsbench.crs.definition import CRSConfig
+from crsbench.scoring.score import score_records
+from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.scoring.statistics import SEED_ONLY_LABEL
 
 ENCODERS = (EncoderTruth("a", 1.2), EncoderTruth("b", 1.6, 0.8), EncoderTruth("c", 0.9, 1.1, 0.1, 0.1))
 DESIGN = Design(ENCODERS, n_cases=200, seeds=(0, 1, 2), tasks=("t1", "t2"), task_classes=(2, 3),
@@ -84,7 +84,7 @@ def test_scoring_defaults_to_the_case_bootstrap_and_labels_the_seed_only_option(
 def test_a_record_without_predictions_is_a_clear_error(cohort):
     records, stored, axis_scores = cohort
     from crsbench.errors import DataError
-    from crsbench.predictions import Predictions
+    from crsbench.results.predictions import Predictions
 
     partial = Predictions.in_memory(stored.index.iloc[1:], stored._case_cache, stored._memory)
     with pytest.raises(DataError, match="has no stored predictions"):

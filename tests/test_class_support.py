@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from crsbench.class_support import check_class_support, counts_line, report_and_check, split_class_counts
+from crsbench.run.class_support import check_class_support, counts_line, report_and_check, split_class_counts
 from crsbench.datasets.folder import FolderDataset
 from crsbench.errors import DataError
 
@@ -39,7 +39,7 @@ def test_counts_are_shown_and_a_well_supported_task_passes(tmp_path):
 
 def test_the_runner_refuses_before_embedding(tmp_path):
     from crsbench import api
-    from crsbench.suite import parse_suite
+    from crsbench.plan.suite import parse_suite
 
     _folder(tmp_path, ["nevus", "melanoma"] * 6 + ["melanomma"])
     suite = parse_suite({

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsbench import api
-from crsbench.cli import app
+from crsbench.cli.main import app
 
 TIMING_AND_SESSION = ["run_id", "suite_hash", "created_at", "fit_seconds", "eval_seconds"]
 
@@ -123,7 +123,7 @@ def test_results_export_writes_parquet_and_csv(tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "records.parquet").exists() and (tmp_path / "out" / "records.csv").exists()
     assert len(pd.read_parquet(tmp_path / "out" / "records.parquet")) == 1
-    from crsbench.store import ResultsStore
+    from crsbench.results.store import ResultsStore
 
     with ResultsStore(tmp_path / "out" / "results.sqlite") as store:
         read = store.run_datasets()
@@ -155,8 +155,8 @@ def test_error_text_with_brackets_is_printed_verbatim(tmp_path):
 
 def _unscorable_results(folder):
     """Records with no clean fraction-1.0 row: scoring fails with a ValueError-type user error."""
-    from crsbench.records import RunRecord
-    from crsbench.store import ResultsStore
+    from crsbench.results.records import RunRecord
+    from crsbench.results.store import ResultsStore
 
     with ResultsStore(folder / "results.sqlite") as store:
         for encoder in ("a[bold]", "b"):

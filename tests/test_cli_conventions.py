@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from crsbench import __version__, api
-from crsbench.cli import app
+from crsbench.cli.main import app
 from crsbench.errors import DataError
-from crsbench.modalities import ALIASES, MODALITIES, canonical_modality
+from crsbench.core.modalities import ALIASES, MODALITIES, canonical_modality
 
 runner = CliRunner()
 
@@ -134,7 +134,7 @@ def test_score_json_holds_the_values_of_the_tables(results):
 
 
 def test_encoders_json_is_the_registry_table():
-    from crsbench.cli_encoders import COLUMNS
+    from crsbench.cli.encoders import COLUMNS
     from crsbench.encoders.registry import encoder_names
 
     result = invoke("encoders", "--json")
@@ -192,7 +192,7 @@ def test_score_tables_fit_the_width_and_keep_every_name_whole(results, columns):
 
 _NO_TORCH = """
 import sys
-from crsbench.cli import app
+from crsbench.cli.main import app
 try:
     app(sys.argv[1:], prog_name="crsbench")
 except SystemExit as stop:

@@ -6,7 +6,7 @@ import pytest
 from test_published_layouts import make_aptos, make_chexpert, make_isic, make_mimic, truncate
 from typer.testing import CliRunner
 
-from crsbench.cli_datasets import datasets_app
+from crsbench.cli.datasets import datasets_app
 
 runner = CliRunner()
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from crsbench.crs import (
+from crsbench.crs.definition import (
     DEFAULT_ANCHORS,
     DEFAULT_SCALES,
     SKILL_POINTS,

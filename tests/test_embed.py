@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from crsbench.datasets.base import ArrayImages, DatasetMeta, SplitData, sha256_of
-from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest, content_hash
-from crsbench.pixels import PixelRule
+from crsbench.embed.cache import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest, content_hash
+from crsbench.encoders.pixels import PixelRule
 from crsbench.encoders.base import EncoderBase
 from crsbench.encoders.spec import EncoderSpec
 
@@ -136,7 +136,7 @@ def test_upsampled_pixels_reach_the_encoder_in_float(tmp_path):
 
 
 def test_perturbation_runs_on_the_stored_image_before_the_one_resize(tmp_path):
-    from crsbench.conditions import Condition
+    from crsbench.plan.conditions import Condition
     from crsbench.perturbations import perturb
 
     encoder = RecordingEncoder()
@@ -151,7 +151,7 @@ def test_perturbation_runs_on_the_stored_image_before_the_one_resize(tmp_path):
 
 
 def test_cache_key_carries_the_embedding_version(monkeypatch):
-    import crsbench.embed as embed
+    import crsbench.embed.cache as embed
 
     request = EmbeddingRequest(CountingEncoder(), TinyDataset(), "test")
     before = request.key()
@@ -178,7 +178,7 @@ class _MixedSizes:
 def test_each_encoder_gets_one_resize_of_the_perturbed_original(rule, size, crop):
     """Mixed sizes in one batch: image i's input is the encoder's rule applied to the perturbed original,
     the perturbation made once at the original's resolution whatever the encoder's input size."""
-    from crsbench.conditions import Condition
+    from crsbench.plan.conditions import Condition
     from crsbench.perturbations import perturb
 
     encoder = RecordingEncoder()

@@ -17,9 +17,9 @@ ray = pytest.importorskip("ray")
 
 from crsbench import api  # noqa: E402
 from crsbench.executors.ray_executor import RayExecutor  # noqa: E402
-from crsbench.plan import plan  # noqa: E402
-from crsbench.runner import SuiteRun  # noqa: E402
-from crsbench.suite import parse_suite  # noqa: E402
+from crsbench.plan.fit_units import plan  # noqa: E402
+from crsbench.run.runner import SuiteRun  # noqa: E402
+from crsbench.plan.suite import parse_suite  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -5,13 +5,13 @@ import pytest
 from typer.testing import CliRunner
 
 from crsbench import api
-from crsbench.cli import app
-from crsbench.embedding_jobs import shard_bounds
+from crsbench.cli.main import app
+from crsbench.run.embedding_jobs import shard_bounds
 from crsbench.errors import SuiteError
 from crsbench.executors import LocalExecutor
-from crsbench.plan import plan
-from crsbench.runner import SuiteRun
-from crsbench.suite import parse_suite
+from crsbench.plan.fit_units import plan
+from crsbench.run.runner import SuiteRun
+from crsbench.plan.suite import parse_suite
 
 SESSION = ["run_id", "created_at", "fit_seconds", "eval_seconds"]
 SIZES = {"n_train": 40, "n_val": 16, "n_test": 20, "image_size": 32}

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 from crsbench.datasets.base import ArrayImages  # noqa: E402
 from crsbench.encoders.spec import EncoderSpec  # noqa: E402
 from crsbench.encoders.torch_base import TorchEncoderBase, resolve_precision, select_device  # noqa: E402
-from crsbench.extraction import iter_batches  # noqa: E402
+from crsbench.embed.extraction import iter_batches  # noqa: E402
 
 
 class _ListImages:

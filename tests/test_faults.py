@@ -25,13 +25,13 @@ import yaml
 from typer.testing import CliRunner
 
 from crsbench import api
-from crsbench.cli import app
+from crsbench.cli.main import app
 from crsbench.errors import DataError
-from crsbench.grid import IncompleteGridError, expected_cells
-from crsbench.plan import plan
-from crsbench.records import RECORD_FIELDS
-from crsbench.store import ResultsStore
-from crsbench.suite import parse_suite
+from crsbench.results.coverage import IncompleteGridError, expected_cells
+from crsbench.plan.fit_units import plan
+from crsbench.results.records import RECORD_FIELDS
+from crsbench.results.store import ResultsStore
+from crsbench.plan.suite import parse_suite
 
 GRID_SUITE = {
     "name": "grid",
@@ -336,7 +336,7 @@ def test_an_environment_oserror_is_one_line_and_a_bug_keeps_its_traceback():
     import typer
     from typer.testing import CliRunner
 
-    from crsbench.cli_errors import handled
+    from crsbench.cli.errors import handled
 
     app = typer.Typer()
 
@@ -380,7 +380,7 @@ def test_progress_descriptions_are_not_markup():
 
     from rich.console import Console
 
-    from crsbench.progress import RichProgress
+    from crsbench.core.progress import RichProgress
 
     buffer = StringIO()
     console = Console(file=buffer, width=200, force_terminal=False)
@@ -396,7 +396,7 @@ def test_progress_descriptions_are_not_markup():
 
 
 def test_a_valid_cache_pair_copied_under_another_key_is_rejected(tmp_path):
-    from crsbench.embed import Embedding, EmbeddingCache, content_hash
+    from crsbench.embed.cache import Embedding, EmbeddingCache, content_hash
 
     cache = EmbeddingCache(tmp_path / "cache")
     matrix = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -413,7 +413,7 @@ def test_a_valid_cache_pair_copied_under_another_key_is_rejected(tmp_path):
 _WRITER = """
 import sys, time
 from pathlib import Path
-from crsbench.atomic import atomic_write as _atomic_write
+from crsbench.core.atomic import atomic_write as _atomic_write
 def write(f):
     f.write(b"half a matrix")
     f.flush()
@@ -424,7 +424,7 @@ _atomic_write(Path(sys.argv[1]), write)
 
 
 def test_orphan_tmp_files_of_a_killed_writer_are_removed_and_a_live_writers_kept(tmp_path):
-    from crsbench.embed import EmbeddingCache
+    from crsbench.embed.cache import EmbeddingCache
 
     root = tmp_path / "cache"
     root.mkdir()
@@ -451,7 +451,7 @@ def test_orphan_tmp_files_of_a_killed_writer_are_removed_and_a_live_writers_kept
 
 _HOLDER = """
 import sys, time
-from crsbench.output_lock import OutputLock
+from crsbench.run.output_lock import OutputLock
 with OutputLock(sys.argv[1]):
     print("holding", flush=True)
     time.sleep(600)
@@ -481,7 +481,7 @@ def test_a_second_run_on_a_held_output_exits_naming_the_holder(tmp_path):
 
 
 def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path):
-    from crsbench.output_lock import OutputBusy, OutputLock
+    from crsbench.run.output_lock import OutputBusy, OutputLock
 
     holder = _hold(tmp_path / "out")
     with pytest.raises(OutputBusy):
@@ -500,7 +500,7 @@ def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path):
 
 _STARTED_THEN_KILLED = """
 import sys, time
-from crsbench.store import ResultsStore
+from crsbench.results.store import ResultsStore
 store = ResultsStore(sys.argv[1])
 store.start_run({"run_id": "killed-run", "started_at": "2024-01-01T00:00:00+00:00", "host": "h"})
 print("started", flush=True)
@@ -540,7 +540,7 @@ def test_a_run_marks_killed_runs_records_numerics_shows_names_and_rejects_a_swap
     assert code == 0, err
     assert "embed raw-pixels / x[/y]:train" in err  # the progress bar shows the dataset's name as written
     assert "marked as aborted (never finished): run killed-run" in out
-    from crsbench.store import load_runs
+    from crsbench.results.store import load_runs
 
     runs = load_runs(output).set_index("run_id")
     assert runs.at["killed-run", "status"] == "aborted"

@@ -8,11 +8,11 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from crsbench.cli import app
+from crsbench.cli.main import app
 from crsbench.errors import DataError, SuiteError
-from crsbench.safe_yaml import MAX_NODES, load_yaml
+from crsbench.core.safe_yaml import MAX_NODES, load_yaml
 from crsbench.selection.duration import parse_duration
-from crsbench.suite import MAX_SEED, load_suite
+from crsbench.plan.suite import MAX_SEED, load_suite
 
 runner = CliRunner()
 
@@ -22,6 +22,10 @@ encoders: [raw-pixels]
 tasks:
   - {name: t, dataset: {kind: demo, specialty: derm, n_train: 20, n_val: 8, n_test: 8, image_size: 16}}
 """
+
+# A guard against a hang (expanding a bomb or reading /dev/zero would take hours), not a speed claim:
+# how fast refusals are is a benchmark's business, and a loaded machine must not fail this.
+HANG_GUARD_S = 30.0
 
 
 def _alias_bomb(levels: int = 9) -> str:
@@ -62,7 +66,7 @@ def test_a_hostile_suite_is_refused_in_one_line_quickly(tmp_path, case):
     started = time.perf_counter()
     with pytest.raises(SuiteError) as info:
         load_suite(path)
-    assert time.perf_counter() - started < 2.0  # refused, not expanded
+    assert time.perf_counter() - started < HANG_GUARD_S  # refused, not expanded
     message = str(info.value)
     assert expected in message and str(path) in message and "\n" not in message
     result = runner.invoke(app, ["validate", str(path)])
@@ -81,7 +85,7 @@ def test_expansion_is_measured_not_performed():
     started = time.perf_counter()
     with pytest.raises(SuiteError, match=f"more than {MAX_NODES:,}"):
         load_yaml(_alias_bomb(levels), "bomb.yaml")
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < HANG_GUARD_S
 
 
 def test_a_recursive_alias_is_refused():
@@ -128,8 +132,8 @@ def test_an_unset_variable_in_a_path_the_run_writes_is_named(tmp_path, monkeypat
 def test_control_codes_are_shown_not_obeyed_in_every_output():
     from rich.text import Text
 
-    from crsbench.cli_console import SafeConsole
-    from crsbench.printable import printable
+    from crsbench.cli.console import SafeConsole
+    from crsbench.core.printable import printable
 
     name = "enc\x1b[2Jwiped\x07\u202ereversed\u200b"
     assert printable(name) == "enc\\x1b[2Jwiped\\x07\\u202ereversed\\u200b"
@@ -144,7 +148,7 @@ def test_control_codes_are_shown_not_obeyed_in_every_output():
 def test_an_endless_or_binary_file_is_refused_without_reading_it_all(tmp_path):
     started = time.perf_counter()
     result = runner.invoke(app, ["validate", "/dev/zero"])
-    assert result.exit_code == 2 and "at most" in result.output and time.perf_counter() - started < 5
+    assert result.exit_code == 2 and "at most" in result.output and time.perf_counter() - started < HANG_GUARD_S
     binary = tmp_path / "suite.yaml"
     binary.write_bytes(b"name: x\n\xff\xfe\x00")
     with pytest.raises(SuiteError, match="not UTF-8 text"):

@@ -18,7 +18,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
-from crsbench import metrics as M
+from crsbench.metrics import classification as M
 
 SEEDS = [0, 1, 2, 3, 4]
 SINGLE_TYPES = ["single_label", "ordinal"]

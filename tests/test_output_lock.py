@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from crsbench.output_lock import LOCK_NAME, OS_LOCK_NAME, OutputBusy, OutputLock
+from crsbench.run.output_lock import LOCK_NAME, OS_LOCK_NAME, OutputBusy, OutputLock
 
-SOURCE = Path(__file__).resolve().parents[1] / "src" / "crsbench" / "output_lock.py"
+SOURCE = Path(__file__).resolve().parents[1] / "src" / "crsbench" / "run" / "output_lock.py"
 POSIX_ONLY = {"fcntl", "termios", "resource", "pwd", "grp"}
 POSIX_ONLY_CALLS = {"pread", "pwrite", "fchown", "getuid", "kill"}
 

@@ -3,7 +3,7 @@
 import pytest
 
 from crsbench import api
-from crsbench.suite import parse_suite
+from crsbench.plan.suite import parse_suite
 
 from conftest import shared_file
 

@@ -1,11 +1,11 @@
-"""The one resize from a decoded image to an encoder's input (crsbench.pixels), against PIL and torchvision."""
+"""The one resize from a decoded image to an encoder's input (crsbench.encoders.pixels), against PIL and torchvision."""
 
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 
-from crsbench.pixels import PixelRule, prepare_batch
+from crsbench.encoders.pixels import PixelRule, prepare_batch
 
 RNG = np.random.default_rng(0)
 

@@ -77,7 +77,7 @@ def independent_shift_auroc(pneumonia_path, multisource_path) -> float:
 @pytest.mark.slow
 def test_shift_auroc_matches_an_independent_float_pipeline(tmp_path):
     from crsbench import api
-    from crsbench.suite import parse_suite
+    from crsbench.plan.suite import parse_suite
 
     pneumonia = training_subset(shared_file("medmnist", "pneumoniamnist.npz"), tmp_path)
     multisource = shared_file("cxr_multisource", "cxr_multisource_128.npz")

@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 
-from crsbench import api, metrics
-from crsbench.predictions import PredictionFiles, load_predictions, storage_bytes
-from crsbench.suite import parse_suite
+from crsbench import api
+
+from crsbench.metrics import classification as metrics
+from crsbench.results.predictions import PredictionFiles, load_predictions, storage_bytes
+from crsbench.plan.suite import parse_suite
 
 SIZES = {"n_train": 40, "n_val": 16, "n_test": 24, "image_size": 32}
 

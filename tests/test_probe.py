@@ -4,7 +4,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
 from sklearn.preprocessing import StandardScaler
 
-from crsbench.probe import ProbeConfig, Standardiser, fit_probe
+from crsbench.probe.linear import ProbeConfig, Standardiser, fit_probe
 
 
 def _blobs(n, d, k, seed, signal=1.0):
@@ -52,7 +52,7 @@ def test_fit_with_fewer_rows_than_features_matches_sklearn_in_full_dimension(n_t
 
 @pytest.mark.parametrize("link", ["softmax", "sigmoid"])
 def test_gradient_check_in_chunks_equals_the_gradient_in_one_piece(link, monkeypatch):
-    import crsbench.probe as probe_module
+    import crsbench.probe.linear as probe_module
 
     rng = np.random.default_rng(6)
     n, d, m = 50, 7, 3
@@ -134,7 +134,7 @@ def test_label_with_one_class_in_training_predicts_its_prevalence():
 
 def test_probe_fingerprint_names_the_solver(monkeypatch):
     # records of a different solver must not share keys with this one's
-    import crsbench.probe as probe_module
+    import crsbench.probe.linear as probe_module
 
     before = ProbeConfig().fingerprint()
     monkeypatch.setattr(probe_module, "SOLVER", "another-solver")
@@ -147,7 +147,7 @@ def test_gradient_check_in_float32_is_within_1e_7_of_float64(link):
     # leave the verdict "converged" untouched: measured here on a weakly regularised fit of 6,000 rows
     import torch
 
-    import crsbench.probe as probe_module
+    import crsbench.probe.linear as probe_module
 
     x, y = _blobs(6000, 96, 4, seed=8, signal=0.3)
     probe = fit_probe("single_label", x[:5000], y[:5000], x[5000:], y[5000:], 4, ProbeConfig(c_grid=(10.0,)), device="cpu")
@@ -168,7 +168,7 @@ def test_the_validation_temperature_minimises_validation_log_loss(classes):
     """Checked against scikit-learn's log_loss on a dense grid of temperatures."""
     from sklearn.metrics import log_loss
 
-    from crsbench.probe import ProbeConfig, fit_probe
+    from crsbench.probe.linear import ProbeConfig, fit_probe
 
     rng = np.random.default_rng(classes)
     x = rng.normal(size=(500, 12))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from crsbench import probe_engine
+from crsbench.probe import solver as probe_engine
 
 
 @pytest.mark.parametrize("shape", [(5, 1), (7, 2), (9, 5), (40, 64)])

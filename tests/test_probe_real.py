@@ -15,11 +15,11 @@ from sklearn.metrics import log_loss, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
 from crsbench.datasets.registry import get_dataset
-from crsbench.embed import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest
+from crsbench.embed.cache import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest
 from crsbench.encoders.registry import get_encoder
-from crsbench.probe import DEFAULT_C_GRID, ProbeConfig, fit_probe
-from crsbench.subsets import fraction_subset
-from crsbench.suite import DEFAULT_FRACTIONS
+from crsbench.probe.linear import DEFAULT_C_GRID, ProbeConfig, fit_probe
+from crsbench.plan.subsets import fraction_subset
+from crsbench.plan.suite import DEFAULT_FRACTIONS
 
 from conftest import shared_file
 

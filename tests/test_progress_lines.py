@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from crsbench.progress import LineProgress, RichProgress, SilentProgress, clock, for_stream
+from crsbench.core.progress import LineProgress, RichProgress, SilentProgress, clock, for_stream
 
 LONG = "embed efficientnet-lite0 / demo-derm:test [perturb:hair:s5:p(26, 2.0):seed0]"  # 77 characters
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
@@ -159,7 +159,7 @@ def test_a_pipe_gets_lines_and_a_terminal_gets_bars():
 
 _SCRIPT = """
 import time
-from crsbench.progress import for_stream
+from crsbench.core.progress import for_stream
 progress = for_stream(start_after_s=0.0, min_gap_s=0.0)
 with progress.task({description!r}, total=20, unit="img") as task:
     for _ in range(20):

@@ -112,7 +112,7 @@ def test_source_change_detected(mimic):
 
 
 def test_chexpert_task_with_mimic_as_its_shift(tmp_path):
-    from crsbench.suite import parse_suite
+    from crsbench.plan.suite import parse_suite
 
     make_chexpert(tmp_path / "chexpert")
     make_mimic(tmp_path / "mimic")

@@ -9,7 +9,7 @@ from test_published_layouts import make_aptos, make_chexpert, make_isic, make_mi
 
 from crsbench.datasets.registry import get_dataset
 from crsbench.errors import DataError
-from crsbench.suite import load_suite
+from crsbench.plan.suite import load_suite
 
 SUITE = Path(__file__).resolve().parents[1] / "src" / "crsbench" / "suites" / "crs-bench.yaml"
 ROOTS = {"ISIC2019_ROOT": make_isic, "APTOS2019_ROOT": make_aptos, "CHEXPERT_ROOT": make_chexpert, "MIMIC_CXR_JPG_ROOT": make_mimic}

@@ -6,8 +6,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from crsbench.cli import app
-from crsbench.suite import parse_suite
+from crsbench.cli.main import app
+from crsbench.plan.suite import parse_suite
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

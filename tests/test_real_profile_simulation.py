@@ -5,7 +5,7 @@ Four cohorts, each one task with three encoders (EfficientNet-Lite0 with its Ima
 PneumoniaMNIST (binary, 624 test cases; probes trained on a fixed stratified 800 of the 4,708 training images
 and validated on 200), PH2 (3 classes, 200 lesions split 70/10/20 by crsbench's grouped stratified split: 40
 test cases) from ../shared/data, and the demo's generated dermoscopy task (3 classes, 400 / 100 / 300
-images). Per cohort the real run is a small protocol: the project's probe (crsbench.probe; C grid 1e-4..1)
+images). Per cohort the real run is a small protocol: the project's probe (crsbench.probe.linear; C grid 1e-4..1)
 at 100% labels and at 10% for 5 seeds, on the clean test set and under gaussian_noise at severity 3, plus 4
 refits at the chosen C on bootstrap resamples of the training split. Its records and per-case predictions
 go through `simulation.design_from_records`, which returns a Design with the real test-set size, priors
@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.axes import AXES, compute_axes
-from crsbench.bootstrap import case_bootstrap
-from crsbench.crs import CRSConfig, crs_batch
-from crsbench.simulation import (
+from crsbench.scoring.axes import AXES, compute_axes
+from crsbench.scoring.case_bootstrap import case_bootstrap
+from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.scoring.simulation import (
     Design,
     design_from_records,
     fit_truth,
@@ -144,15 +144,15 @@ class RealCohort:
 
 
 def _auroc(y: np.ndarray, proba: np.ndarray) -> float:
-    from crsbench import metrics
+    from crsbench.metrics import classification as metrics
 
     return metrics.auroc_macro("single_label", y, proba)
 
 
 def _probes(task: str, name: str, stored: dict, y: dict, k: int, rng: np.random.Generator):
     """One encoder's probes: its prediction vectors on the grid, and the AUROC sd over refits."""
-    from crsbench.probe import ProbeConfig, fit_probe
-    from crsbench.subsets import fraction_subset
+    from crsbench.probe.linear import ProbeConfig, fit_probe
+    from crsbench.plan.subsets import fraction_subset
 
     def fit(rows: np.ndarray, config: ProbeConfig = ProbeConfig(c_grid=C_GRID)):
         return fit_probe("single_label", stored["train"][rows], y["train"][rows], stored["val"], y["val"], k,
@@ -553,7 +553,7 @@ def point_axes(records: pd.DataFrame, names: list[str]) -> np.ndarray:
     """compute_axes's four point values (E, A) on a complete simulated grid, by direct arithmetic: the seed-mean
     clean AUROC at 100 %, the Brier skill against the training prior, the label efficiency of the seed-mean
     curve (linear in the AUROCs, so the mean of the per-seed values) and the mean perturbed AUROC."""
-    from crsbench import axis_math
+    from crsbench.crs import axis_math
 
     clean = records[records["condition_kind"] == "clean"]
     curve = clean.groupby(["encoder", "fraction"])["auroc"].mean().unstack().loc[names]
@@ -584,7 +584,7 @@ def variants(name: str, cache: Path) -> Variants:
         return _VARIANTS[name]
     from scipy.optimize import brentq
 
-    from crsbench.simulation import population_brier_skill
+    from crsbench.scoring.simulation import population_brier_skill
 
     run = benchmark_runs(name, cache)
     started = time.perf_counter()

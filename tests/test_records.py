@@ -7,8 +7,8 @@ import pytest
 from typer.testing import CliRunner
 
 from crsbench import api
-from crsbench.cli import app
-from crsbench.records import (
+from crsbench.cli.main import app
+from crsbench.results.records import (
     EVALUATION_KEY,
     METRIC_FIELDS,
     RECORD_COLUMNS,
@@ -18,7 +18,7 @@ from crsbench.records import (
     aggregate_seeds,
     schema_markdown,
 )
-from crsbench.store import ResultsStore
+from crsbench.results.store import ResultsStore
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "records.md"
 
@@ -125,7 +125,7 @@ def test_results_score_and_api_share_one_aggregation(tmp_path):
         for seed, auroc in enumerate((0.7, 0.8, 0.9)):
             store.add(run_record(seed=seed, auroc=auroc))
             store.add(run_record(seed=seed, auroc=auroc - 0.1, encoder="other"))
-    from crsbench.scoring import score_records
+    from crsbench.scoring.score import score_records
 
     report = score_records(api.records(tmp_path), "enc", api.CRSConfig(n_boot=0, n_weight_draws=0))
     pd.testing.assert_frame_equal(report.seed_summary, api.aggregate(tmp_path))
@@ -163,7 +163,7 @@ def test_an_old_database_is_read_without_writing_to_it(tmp_path):
 def test_schema_1_binary_records_are_read_in_todays_conventions():
     import json as _json
 
-    from crsbench.records import RECORD_SCHEMA_VERSION, upgrade_records
+    from crsbench.results.records import RECORD_SCHEMA_VERSION, upgrade_records
 
     old = pd.DataFrame([
         {"task_type": "single_label", "brier": 0.4, "auroc": 0.75, "auroc_per_class": _json.dumps([0.7, 0.8]),
@@ -181,7 +181,7 @@ def test_schema_1_binary_records_are_read_in_todays_conventions():
 
 
 def test_the_newest_version_of_a_changed_encoder_is_scored_and_the_rest_named():
-    from crsbench.records import newest_encoder_versions
+    from crsbench.results.records import newest_encoder_versions
 
     rows = [run_record(seed=s, encoder="enc", encoder_fingerprint=fp, created_at=t, auroc=a)
             for s in (0, 1) for fp, t, a in (("old", "2026-01-01T00:00:00", 0.7), ("new", "2026-02-01T00:00:00", 0.8))]

@@ -12,7 +12,7 @@ from crsbench.datasets.medmnist import MedMNISTDataset
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions
 from crsbench.datasets.registry import get_dataset, info_for, known_dataset_kinds, register_dataset
 from crsbench.errors import DataError
-from crsbench.suite import parse_suite
+from crsbench.plan.suite import parse_suite
 
 
 @pytest.fixture
@@ -211,7 +211,7 @@ def test_the_removed_image_size_option_is_refused_saying_why(tmp_path, kind):
 
 
 def test_plan_reads_no_data(tmp_path):
-    from crsbench.plan import plan
+    from crsbench.plan.fit_units import plan
 
     suite = parse_suite({
         "name": "s", "encoders": ["raw-pixels"], "seeds": [0], "fractions": [1.0],

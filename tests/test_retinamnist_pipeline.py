@@ -8,9 +8,9 @@ from sklearn.preprocessing import StandardScaler
 
 from crsbench import api
 from crsbench.datasets.registry import get_dataset
-from crsbench.embed import EmbeddingCache, EmbeddingRequest
+from crsbench.embed.cache import EmbeddingCache, EmbeddingRequest
 from crsbench.encoders.registry import get_encoder
-from crsbench.suite import parse_suite
+from crsbench.plan.suite import parse_suite
 
 from conftest import shared_file
 

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 
 from crsbench import api
-from crsbench.conditions import Condition
+from crsbench.plan.conditions import Condition
 from crsbench.datasets.registry import get_dataset
-from crsbench.embed import Embedder, EmbeddingRequest
+from crsbench.embed.cache import Embedder, EmbeddingRequest
 from crsbench.encoders.registry import get_encoder
 from crsbench.errors import DataError
-from crsbench.suite import parse_suite
+from crsbench.plan.suite import parse_suite
 
 SIZES = {"n_train": 60, "n_val": 20, "n_test": 30}
 

@@ -4,9 +4,9 @@ import gc
 import weakref
 
 from crsbench import api
-from crsbench.plan import plan
-from crsbench.suite import parse_suite
-from crsbench.task_data import TaskData
+from crsbench.plan.fit_units import plan
+from crsbench.plan.suite import parse_suite
+from crsbench.run.task_data import TaskData
 
 SIZES = {"n_train": 40, "n_val": 16, "n_test": 24, "image_size": 32}
 

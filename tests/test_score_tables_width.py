@@ -8,9 +8,9 @@ import re
 import pytest
 from rich.console import Console
 
-from crsbench.crs import CRSConfig
+from crsbench.crs.definition import CRSConfig
 from crsbench.report import scores_table, task_tables
-from crsbench.scoring import score_records
+from crsbench.scoring.score import score_records
 from test_scoring import make_records
 
 NAMES = ("efficientnet-lite0@input_size=96", "raw-pixels", "colour-texture", "dinov2-base")

@@ -13,18 +13,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.records import RECORD_SCHEMA_VERSION
+from crsbench.results.records import RECORD_SCHEMA_VERSION
 from rich.console import Console
 
-from crsbench.axes import AXES, compute_axes, per_seed_axes
-from crsbench.crs import CRSConfig, crs_scores
-from crsbench.stats import SEED_ONLY_LABEL
-from crsbench.records import aggregate_seeds
+from crsbench.scoring.axes import AXES, compute_axes, per_seed_axes
+from crsbench.crs.definition import CRSConfig, crs_scores
+from crsbench.scoring.statistics import SEED_ONLY_LABEL
+from crsbench.results.records import aggregate_seeds
 from crsbench.report import scores_table as scores_rich_table
 from crsbench.report import write_score_report
 from crsbench.errors import DataError
-from crsbench.scoring import SCORE_COLUMNS, ScoreReport, score_records
-from crsbench.stats import (
+from crsbench.scoring.score import SCORE_COLUMNS, ScoreReport, score_records
+from crsbench.scoring.statistics import (
     competition_ranks,
     crs_from_counts,
     interval_quantiles,
@@ -596,7 +596,7 @@ def test_half_lacking_leaves_no_newcomer_to_exclude(records):
 
 
 def _simulated_cohort():
-    from crsbench.simulation import Design, EncoderTruth, simulate
+    from crsbench.scoring.simulation import Design, EncoderTruth, simulate
 
     design = Design((EncoderTruth("a", 1.2), EncoderTruth("b", 1.3, 0.8), EncoderTruth("c", 1.0, 1.2),
                      EncoderTruth("newcomer", 1.4, 0.9)), n_cases=120, seeds=(0, 1, 2))
@@ -604,7 +604,7 @@ def _simulated_cohort():
 
 
 def test_a_newcomer_without_stored_predictions_is_refused_or_left_out_with_the_case_bootstrap_unchanged():
-    from crsbench.predictions import Predictions
+    from crsbench.results.predictions import Predictions
 
     records, stored = _simulated_cohort()
     index = stored.index[stored.index["encoder"] != "newcomer"]

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from crsbench.cli import app
+from crsbench.cli.main import app
 from crsbench.selection.budget import EncoderCost, ImageCounts, plan_budget
 from crsbench.selection.duration import format_budget, parse_duration, round_up_budget
 from crsbench.selection.workflow import Estimate, SelectionRequest, over_budget_message

@@ -13,7 +13,7 @@ import yaml
 from PIL import Image
 from typer.testing import CliRunner
 
-from crsbench.cli import app
+from crsbench.cli.main import app
 
 from conftest import shared_file
 

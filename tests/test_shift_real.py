@@ -6,8 +6,8 @@ import pytest
 from crsbench import api
 from crsbench.datasets.base import DatasetMeta
 from crsbench.errors import DataError
-from crsbench.shift import align_shift_labels
-from crsbench.suite import parse_suite
+from crsbench.run.shift import align_shift_labels
+from crsbench.plan.suite import parse_suite
 
 from conftest import shared_file
 

@@ -2,9 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.records import RECORD_FIELDS, aggregate_seeds
+from crsbench.results.records import RECORD_FIELDS, aggregate_seeds
 from crsbench.report import export_records as export
-from crsbench.store import ResultsStore, load_records
+from crsbench.results.store import ResultsStore, load_records
 from crsbench.errors import DataError
 
 

@@ -2,7 +2,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crsbench.subsets import fraction_subset
+from crsbench.plan.subsets import fraction_subset
 
 FRACTIONS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
 

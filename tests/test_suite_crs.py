@@ -2,9 +2,9 @@
 
 import pytest
 
-from crsbench.crs import CRSConfig
+from crsbench.crs.definition import CRSConfig
 from crsbench.errors import SuiteError
-from crsbench.suite import parse_suite
+from crsbench.plan.suite import parse_suite
 
 BASE = {
     "name": "s",

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from crsbench.errors import SuiteError
-from crsbench.runner import SuiteRun
-from crsbench.suite import load_suite, parse_suite
+from crsbench.run.runner import SuiteRun
+from crsbench.plan.suite import load_suite, parse_suite
 
 USER_MODULE = '''
 from crsbench.encoders.base import CallableEncoder
@@ -86,7 +86,7 @@ def test_each_way_of_naming_an_encoder_builds_it(tmp_path, user_code):
 def test_a_suite_with_all_three_runs(tmp_path, user_code):
     summary = SuiteRun(_suite(tmp_path)).run()
     assert summary.written == summary.planned_records > 0
-    from crsbench.store import ResultsStore
+    from crsbench.results.store import ResultsStore
 
     with ResultsStore(summary.output / "results.sqlite") as store:
         encoders = set(store.records()["encoder"])

@@ -1,11 +1,11 @@
-"""Weighted metrics: unit weights reproduce metrics.py, integer weights equal repeating cases."""
+"""Weighted metrics: unit weights reproduce metrics/classification.py, integer weights equal repeating cases."""
 
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from crsbench import metrics
-from crsbench.weighted_metrics import WeightedMetrics, weighted_auroc
+from crsbench.metrics import classification as metrics
+from crsbench.metrics.weighted import WeightedMetrics, weighted_auroc
 
 
 def _single(rng, n=300, k=4, ties=False):

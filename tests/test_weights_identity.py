@@ -16,7 +16,7 @@ pytest.importorskip("safetensors")
 from crsbench import api  # noqa: E402
 from crsbench.encoders import registry  # noqa: E402
 from crsbench.encoders.adapters.weights import path_identity  # noqa: E402
-from crsbench.suite import parse_suite  # noqa: E402
+from crsbench.plan.suite import parse_suite  # noqa: E402
 
 SIZES = {"n_train": 40, "n_val": 16, "n_test": 24, "image_size": 32}
 

@@ -1,3 +1,3 @@
-from crsbench.cli import app
+from crsbench.cli.main import app
 
 app(prog_name="crsbench")

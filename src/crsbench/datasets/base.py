@@ -2,7 +2,7 @@
 
 Everything downstream of a dataset sees only `SplitData`: ids, uint8 RGB images at the resolution they
 were acquired or stored at (sizes may differ between images; each encoder's input is made from them by
-one resize, `crsbench.pixels`), labels and group ids (patient / lesion). Labels are int64 class indices `[n]` for single-label
+one resize, `crsbench.encoders.pixels`), labels and group ids (patient / lesion). Labels are int64 class indices `[n]` for single-label
 and ordinal tasks, and float32 `[n, k]` in {0, 1, NaN} for multi-label tasks, NaN meaning
 "masked: do not train or score on this label for this image" (the U-Ignore policy).
 """
@@ -15,8 +15,8 @@ from typing import Protocol, Sequence, Union, runtime_checkable
 
 import numpy as np
 
-from crsbench.hashing import sha256_of  # noqa: F401 - re-exported where it was
-from crsbench.vocabulary import SPLITS, TASK_TYPES  # noqa: F401 - re-exported where they were
+from crsbench.core.hashing import sha256_of  # noqa: F401 - re-exported where it was
+from crsbench.core.vocabulary import SPLITS, TASK_TYPES  # noqa: F401 - re-exported where they were
 
 
 def file_sha256(path) -> str:

@@ -1,6 +1,6 @@
 """Decoded pixels kept on disk, so an image file is decoded once for every encoder and condition.
 
-Each encoder's input is made from the decoded original (`crsbench.pixels`), so a suite of E encoders
+Each encoder's input is made from the decoded original (`crsbench.encoders.pixels`), so a suite of E encoders
 and C conditions would otherwise decode each test file E x C times: at ISIC or CheXpert scale decoding,
 not the encoders, becomes the bill on a CPU. The store writes each decoded image once as an
 uncompressed `.npy` (write-then-rename, so a crash never leaves half a file) and reads it back
@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from crsbench.atomic import atomic_write
+from crsbench.core.atomic import atomic_write
 
 # Bumped whenever decoding changes (orientation, 16-bit scaling, the cap's filter): old copies are not read.
 DECODE_VERSION = "decode-1"

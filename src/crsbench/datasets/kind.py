@@ -30,7 +30,7 @@ PathLike = Union[str, Path]
 
 
 def _modality(name: str) -> str:
-    from crsbench.modalities import canonical_modality
+    from crsbench.core.modalities import canonical_modality
 
     try:
         return canonical_modality(name, "modality")

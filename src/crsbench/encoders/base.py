@@ -1,6 +1,6 @@
 """The encoder protocol: an `EncoderSpec` plus `encode(images) -> float32 [n, d]`.
 
-The extraction engine (`crsbench.embed`) resizes every stored image once, in float, to `spec.resize`
+The extraction engine (`crsbench.embed.cache`) resizes every stored image once, in float, to `spec.resize`
 with `spec.interpolation` (antialiased) before calling `encode`, so an encoder only crops, normalises
 and runs its forward pass.
 

@@ -9,7 +9,7 @@ DINOv2, SigLIP, BiomedCLIP and RAD-DINO: the commits listed on the hub in 2026-1
 `revision: <sha>` overrides it); `revision=None` means not pinned: the hub's default branch is used.
 
 Preprocessing. The extraction engine makes each encoder's input from the decoded original in one float
-resize by the entry's `pixel_rule` (see `crsbench.pixels`): `shorter-side` R then centre-crop C where the
+resize by the entry's `pixel_rule` (see `crsbench.encoders.pixels`): `shorter-side` R then centre-crop C where the
 card says "resize the shorter side to R, centre-crop C" (timm, open_clip, DINOv2, CLIP processors);
 `squash` where the processor resizes the whole image to a square (SigLIP, MedSigLIP, Gemma 3); `pad`
 where the authors keep the aspect ratio and pad (CheXzero). `interpolation` and `antialias` are the

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from crsbench.axes import AXES
-from crsbench.records import normalise_keys
+from crsbench.scoring.axes import AXES
+from crsbench.results.records import normalise_keys
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring import ScoreReport
+    from crsbench.scoring.score import ScoreReport
 
 FULL_LABELS = 1.0
 TABLE_METRICS: tuple[str, ...] = ("auroc", "balanced_accuracy", "ece", "brier", "nll")
@@ -174,7 +174,7 @@ def rank_shift(report: ScoreReport) -> pd.DataFrame:
     scores = report.scores
     cohort = scores[~scores["baseline"].astype(bool)] if "baseline" in scores else scores
     cohort = cohort.dropna(subset=["auroc_rank"])
-    from crsbench.stats import competition_ranks
+    from crsbench.scoring.statistics import competition_ranks
 
     crs_rank = competition_ranks(cohort["crs"].to_numpy(dtype=float)[None, :])[0] if len(cohort) else []
     out = pd.DataFrame({"auroc_rank": cohort["auroc_rank"].astype(float), "crs_rank": np.asarray(crs_rank, dtype=float),

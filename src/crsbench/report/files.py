@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from crsbench.records import aggregate_seeds, select_suite
+from crsbench.results.records import aggregate_seeds, select_suite
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring import ScoreReport
+    from crsbench.scoring.score import ScoreReport
 
 _FORMAT_WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
     "csv": lambda frame, path: frame.to_csv(path, index=False),

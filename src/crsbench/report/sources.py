@@ -41,7 +41,7 @@ def _dropped_text(value) -> str:
 
 
 def _store_tables(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from crsbench.store import ResultsStore
+    from crsbench.results.store import ResultsStore
 
     database = results / "results.sqlite" if results.is_dir() else results
     if not database.exists():

@@ -15,10 +15,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from crsbench.axes import AXES
-from crsbench.crs import COMPONENTS, DEFAULT_LEVEL
-from crsbench.printable import printable
-from crsbench.records import clean_full_label
+from crsbench.scoring.axes import AXES
+from crsbench.crs.definition import COMPONENTS, DEFAULT_LEVEL
+from crsbench.core.printable import printable
+from crsbench.results.records import clean_full_label
 
 
 def fmt(value: Any, digits: int = 3) -> str:

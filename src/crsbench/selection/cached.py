@@ -11,16 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from crsbench.conditions import CLEAN, Condition
+from crsbench.plan.conditions import CLEAN, Condition
 from crsbench.datasets.base import Dataset
-from crsbench.embed import EmbeddingCache
+from crsbench.embed.cache import EmbeddingCache
 from crsbench.encoders.base import Encoder
-from crsbench.resolve import Resolved
-from crsbench.robustness import perturbation_conditions
+from crsbench.run.resolve import Resolved
+from crsbench.plan.perturbation_choice import perturbation_conditions
 from crsbench.selection.budget import CachedEmbeddings
 from crsbench.selection.compose import TASK_NAME
-from crsbench.suite import PerturbationsSpec
-from crsbench.task_data import Needed
+from crsbench.plan.suite import PerturbationsSpec
+from crsbench.run.task_data import Needed
 
 
 def open_existing_cache(root: Path) -> Optional[EmbeddingCache]:

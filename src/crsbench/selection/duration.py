@@ -6,7 +6,7 @@ import math
 import re
 
 from crsbench.errors import DataError
-from crsbench.progress import clock
+from crsbench.core.progress import clock
 
 UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)([hms])")

@@ -8,9 +8,9 @@ from typing import Sequence
 
 import numpy as np
 
-from crsbench.conditions import CLEAN, Condition
+from crsbench.plan.conditions import CLEAN, Condition
 from crsbench.datasets.base import SplitData, images_batch
-from crsbench.embed import Embedder
+from crsbench.embed.cache import Embedder
 from crsbench.selection.budget import EncoderCost
 
 SAMPLE_IMAGES = 8
@@ -105,7 +105,7 @@ def measure_encoder(encoder, train: SplitData, task_type: str, n_classes: int, p
 def measure_probe_fit(labels: np.ndarray, width: int, task_type: str, n_classes: int,
                       probe_config) -> tuple[float, float]:
     """(seconds of one fit on all of `labels`' rows, seconds a fit costs regardless of its rows)."""
-    from crsbench.probe import fit_probe
+    from crsbench.probe.linear import fit_probe
 
     rows = sample_indices(len(labels), PROBE_ROWS)
     y = labels[rows]

@@ -22,7 +22,7 @@ from crsbench.datasets.arrays import NpzArchive, check_image_header, check_rows,
 from crsbench.datasets.labels import refuse_repeated_columns
 from crsbench.datasets.paths import Containment, contained, real_folder
 from crsbench.errors import DataError
-from crsbench.modalities import canonical_modality
+from crsbench.core.modalities import canonical_modality
 from crsbench.selection.task import AlikeClasses, LabelProblem, TaskFacts, infer_from_array, infer_from_columns
 
 MEDMNIST_KEYS = ("train_images", "train_labels", "val_images", "val_labels", "test_images", "test_labels")

@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 from PIL import UnidentifiedImageError
 
-from crsbench.class_support import check_class_support, split_class_counts
+from crsbench.run.class_support import check_class_support, split_class_counts
 from crsbench.datasets.base import SPLITS
 from crsbench.datasets.folder import open_image
 from crsbench.errors import DataError

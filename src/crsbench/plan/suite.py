@@ -1,0 +1,379 @@
+"""Suite files: YAML validated with pydantic. A bad suite fails with one line naming file and field."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
+
+from crsbench.crs.definition import CRSConfig
+from crsbench.encoders.spec import EncoderSpec
+from crsbench.errors import SuiteError
+from crsbench.core.safe_yaml import load_yaml, read_bounded
+
+DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
+MAX_SEED = 2**32 - 1
+PATH_OPTIONS = ("path", "root", "csv")  # dataset options resolved relative to the suite file
+ENCODER_PATH_OPTIONS = ("weights",)  # encoder options resolved relative to the suite file
+SUITE_PATHS = ("output", "cache")  # suite fields resolved relative to the suite file
+_UNSET_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EncoderChoice(_Strict):
+    """One encoder of a suite: a registry name, user code (`module:factory`), or an inline `spec`."""
+
+    name: Optional[str] = None
+    spec: Optional[EncoderSpec] = None  # an inline encoder spec (the fields of crsbench.encoders.spec.EncoderSpec)
+    options: dict[str, Any] = Field(default_factory=dict)
+    label_: Optional[str] = Field(None, alias="label", pattern=r"^[A-Za-z0-9_.@=,-]+$")
+    baseline: bool = False  # a floor baseline: scored, but left out of the rank statistics
+    # path options as the suite file wrote them (set when they were resolved), for the label only
+    written_options: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, name: Optional[str]) -> Optional[str]:
+        from crsbench.encoders.registry import encoder_names, load_factory
+        from crsbench.errors import EncoderError
+
+        if name is None:
+            return name
+        if ":" in name:
+            try:
+                load_factory(name)
+            except EncoderError as error:
+                raise ValueError(str(error)) from None
+        elif name not in encoder_names():
+            raise ValueError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}")
+        return name
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "EncoderChoice":
+        if (self.name is None) == (self.spec is None):
+            raise ValueError("give exactly one of `name` (a registry name or module:factory) and `spec`")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        # an unused `name` or `spec` is left out, so a suite's hash does not change with this field's arrival
+        # `baseline` is left out when false for the same reason
+        return {
+            k: v for k, v in handler(self).items()
+            if not (k in ("name", "spec") and v is None) and not (k == "baseline" and v is False)
+        }
+
+    @property
+    def label(self) -> str:
+        """Unique name in results: options that change the vectors are part of it unless labelled."""
+        if self.label_:
+            return self.label_
+        base = self.name if self.spec is None else self.spec.name
+        if not self.options:
+            return base
+        shown = {**self.options, **self.written_options}
+        return base + "@" + ",".join(f"{k}={v}" for k, v in sorted(shown.items()))
+
+    def build(self):
+        """The encoder, with the suite's options."""
+        from crsbench.encoders.registry import build_encoder, get_encoder
+
+        if self.spec is not None:
+            return build_encoder(self.spec, **self.options)
+        return get_encoder(self.name, **self.options)
+
+
+class DatasetSpec(BaseModel):
+    """`kind` picks a dataset family; every other field is an option, checked against the kind's model."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    kind: str
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        from crsbench.datasets.registry import known_dataset_kinds as dataset_kinds
+
+        if kind not in dataset_kinds():
+            raise ValueError(f"unknown dataset kind {kind!r}; known: {', '.join(dataset_kinds())}")
+        return kind
+
+    @model_validator(mode="after")
+    def _options(self) -> "DatasetSpec":
+        from crsbench.datasets.registry import parse_options
+
+        parse_options(self.kind, self.options())  # an OptionError names the option
+        return self
+
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+    def info(self):
+        """The dataset's `DatasetInfo` (name, task type, classes, modality), from the suite alone."""
+        from crsbench.datasets.registry import info_for
+
+        return info_for(self.kind, self.options())
+
+
+def check_perturbation_selection(select):
+    """auto, none, a modality's set, or a list of perturbation names."""
+    from crsbench.core.modalities import ALIASES
+    from crsbench.perturbations import MODALITIES, PERTURBATIONS
+
+    select = ALIASES.get(select, select) if isinstance(select, str) else select  # old spellings still read
+    if isinstance(select, str) and select not in ("auto", "none", *MODALITIES):
+        raise ValueError(f"unknown perturbation set {select!r}; use auto, none, a list of names, or one of {MODALITIES}")
+    if isinstance(select, list):
+        unknown = [name for name in select if name not in PERTURBATIONS]
+        if unknown:
+            raise ValueError(f"unknown perturbations {unknown}; known: {', '.join(sorted(PERTURBATIONS))}")
+    return select
+
+
+class TaskSpec(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    dataset: DatasetSpec
+    shift: Optional[DatasetSpec] = None
+    # shift class name -> task class name, when the shift dataset names its classes differently
+    shift_label_map: Optional[dict[str, str]] = None
+    perturbations: Optional[Union[str, list[str]]] = None  # overrides the suite's selection for this task
+
+    @field_validator("perturbations")
+    @classmethod
+    def _perturbations(cls, select):
+        return None if select is None else check_perturbation_selection(select)
+
+
+class PerturbationsSpec(_Strict):
+    """Acquisition perturbations of the test split, scored at 100% labels."""
+
+    select: Union[str, list[str]] = "auto"  # auto: the dataset's modality set; or a modality; or names
+    severities: list[int] = Field(default_factory=lambda: [1, 2, 3, 4, 5], min_length=1)
+    seed: int = 0
+
+    @field_validator("severities")
+    @classmethod
+    def _severities(cls, severities: list[int]) -> list[int]:
+        if any(s not in (1, 2, 3, 4, 5) for s in severities):
+            raise ValueError("severities must be between 1 and 5")
+        return sorted(set(severities))
+
+    @field_validator("select")
+    @classmethod
+    def _known(cls, select):
+        return check_perturbation_selection(select)
+
+
+class ProbeSpec(_Strict):
+    c_grid: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
+    max_iter: int = Field(1000, gt=0)
+    tol: float = Field(1e-4, gt=0)
+
+    @field_validator("c_grid")
+    @classmethod
+    def _positive(cls, grid: tuple[float, ...]) -> tuple[float, ...]:
+        if not grid or any(not math.isfinite(c) or c <= 0 for c in grid):
+            raise ValueError("must be a non-empty list of positive, finite numbers")
+        return tuple(sorted(set(grid)))
+
+
+class ExecutorSpec(_Strict):
+    """Where the work runs. Never part of the suite hash or a record key: records are the same
+    whatever runs them (docs/scale-out.md says what "the same" means)."""
+
+    kind: str = "local"  # local (in this process) | ray (a Ray cluster; pip install 'crsbench[ray]')
+    address: Optional[str] = None  # ray: a cluster address, or `auto` for the cluster this node belongs to
+    shard_images: Optional[int] = Field(None, gt=0)  # ray: images per extraction task (default 4096)
+    threads: Optional[int] = Field(None, gt=0)  # torch/BLAS threads per task (default: this process's)
+    max_retries: int = Field(3, ge=0)  # ray: reruns of a task whose worker died
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        from crsbench.executors import EXECUTORS
+
+        if kind not in EXECUTORS:
+            raise ValueError(f"unknown executor {kind!r}; known: {', '.join(EXECUTORS)}")
+        return kind
+
+    @model_validator(mode="after")
+    def _address_for_ray(self) -> "ExecutorSpec":
+        if self.kind == "local" and self.address is not None:
+            raise ValueError("address: only the ray executor connects to a cluster")
+        return self
+
+
+class Suite(_Strict):
+    name: str
+    output: str = "crsbench-results"
+    cache: Optional[str] = None
+    reference: Optional[str] = None
+    encoders: list[EncoderChoice] = Field(min_length=1)
+    tasks: list[TaskSpec] = Field(min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4], min_length=1)
+    fractions: list[float] = Field(default_factory=lambda: list(DEFAULT_FRACTIONS), min_length=1)
+    probe: ProbeSpec = ProbeSpec()
+    perturbations: Optional[PerturbationsSpec] = None  # none: clean and shift conditions only
+    batch_size: int = Field(32, gt=0)
+    num_workers: int = Field(0, ge=0)  # DataLoader workers preparing batches; 0 on small CPUs
+    crs: Optional[CRSConfig] = None  # anchors, scales, weights of the score (crs.CRSConfig); None: the defaults
+    executor: ExecutorSpec = ExecutorSpec()  # where the work runs; changes no record
+
+    @field_validator("encoders", mode="before")
+    @classmethod
+    def _bare_names(cls, encoders: Any) -> Any:
+        """`- raw-pixels` is short for `- {name: raw-pixels}`."""
+        if isinstance(encoders, list):
+            return [{"name": e} if isinstance(e, str) else e for e in encoders]
+        return encoders
+
+    @field_validator("fractions")
+    @classmethod
+    def _fractions(cls, fractions: list[float]) -> list[float]:
+        if any(not 0 < f <= 1 for f in fractions):
+            raise ValueError("every label fraction must be in (0, 1]")
+        if 1.0 not in fractions:
+            raise ValueError("must include 1.0: the discrimination and calibration axes are read at full labels")
+        return sorted(set(fractions))
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, seeds: list[int]) -> list[int]:
+        out_of_range = [s for s in seeds if not 0 <= s <= MAX_SEED]
+        if out_of_range:
+            # the probe's solver takes a 32-bit seed, and the store an SQLite integer
+            raise ValueError(f"seeds must be integers from 0 to {MAX_SEED}, got {out_of_range}")
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            raise ValueError(f"seeds must be distinct, {repeated} repeated")
+        return seeds
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "Suite":
+        labels = [e.label for e in self.encoders]
+        for what, names in (("encoders", labels), ("tasks", [t.name for t in self.tasks])):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"{what}: duplicate names {dupes}")
+        if self.reference is not None and self.reference not in labels:
+            raise ValueError(f"reference: {self.reference!r} is not one of the suite's encoders {labels}")
+        return self
+
+    @property
+    def baselines(self) -> list[str]:
+        """Labels of the encoders marked `baseline: true`."""
+        return [e.label for e in self.encoders if e.baseline]
+
+    def crs_config(self, **overrides: Any) -> CRSConfig:
+        """The suite's CRS settings (defaults where it has no `crs:` block), with `overrides` applied."""
+        base = self.crs.model_dump(exclude_unset=True) if self.crs is not None else {}
+        return CRSConfig(**{**base, **overrides})
+
+    def suite_hash(self) -> str:
+        """Hash of what is run: the score settings (`crs`, `baseline`) and where it runs (`executor`)
+        change no record and are left out."""
+        data = self.model_dump(mode="json", exclude={"crs", "executor"})
+        for encoder in data["encoders"]:
+            encoder.pop("baseline", None)
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _resolve_paths(raw: dict, base: Path) -> dict:
+    """Make every path field relative to the suite file, so a suite runs from anywhere.
+
+    Path fields: `output`, `cache`, each encoder's `weights` option, each dataset's `path`, `root` and
+    `csv`. `${VARS}` and `~` are expanded in those fields only: names (of the suite, tasks, encoders) are
+    stored exactly as written.
+    """
+    out = dict(raw)
+    for key in SUITE_PATHS:
+        out[key] = _path(out.get(key), base, key)
+    if isinstance(out.get("encoders"), list):
+        out["encoders"] = [_resolve_encoder(encoder, base, f"encoders.{i}") for i, encoder in enumerate(out["encoders"])]
+    if isinstance(out.get("tasks"), list):
+        out["tasks"] = [
+            {**task, **{role: _resolve_options(task[role], PATH_OPTIONS, base, f"tasks.{i}.{role}", strict=False)
+                        for role in ("dataset", "shift") if isinstance(task.get(role), dict)}}
+            if isinstance(task, dict) else task
+            for i, task in enumerate(out["tasks"])
+        ]
+    return {k: v for k, v in out.items() if v is not None or k in raw}
+
+
+def _resolve_encoder(encoder: Any, base: Path, field: str) -> Any:
+    if not isinstance(encoder, dict) or not isinstance(encoder.get("options"), dict):
+        return encoder
+    options = encoder["options"]
+    resolved = _resolve_options(options, ENCODER_PATH_OPTIONS, base, f"{field}.options")
+    if resolved == options:
+        return encoder
+    # the label (the name in records) keeps the path as written, not this machine's absolute path
+    written = {k: options[k] for k in ENCODER_PATH_OPTIONS if k in options}
+    return {**encoder, "options": resolved, "written_options": written}
+
+
+def _resolve_options(options: dict, keys: tuple[str, ...], base: Path, field: str, strict: bool = True) -> dict:
+    return {k: _path(v, base, f"{field}.{k}", strict) if k in keys else v for k, v in options.items()}
+
+
+class UnsetVariable(ValueError):
+    """A path field names an environment variable that is not set."""
+
+
+def _path(value: Any, base: Path, field: str, strict: bool = True) -> Any:
+    """A path field: variables and ~ expanded, then relative paths taken from `base`. An unset ${VAR} in
+    a path the run writes or reads itself (output, cache, weights) is an error naming the field and the
+    variable, else a folder literally named `${VAR}` would be written; in a dataset path it stays as
+    written, so a suite of datasets not on this machine still validates and plans, and the dataset names
+    the variable when it is read."""
+    if not isinstance(value, str):
+        return value
+    expanded = os.path.expanduser(os.path.expandvars(value))
+    unset = _UNSET_VARIABLE.search(expanded)
+    if unset and not strict:
+        return expanded
+    if unset:
+        raise UnsetVariable(f"{field}: {value!r} names {unset.group(0).lstrip('$').strip('{}')}, which is not set "
+                            "in the environment")
+    if Path(expanded).is_absolute():
+        return expanded
+    return str(base / expanded)
+
+
+def _field_path(location: tuple) -> str:
+    return ".".join(str(part) for part in location)
+
+
+def parse_suite(data: Any, source: str = "<suite>", base: Path | None = None) -> Suite:
+    if not isinstance(data, dict):
+        raise SuiteError(f"{source}: a suite must be a mapping with at least 'name', 'encoders' and 'tasks'")
+    try:
+        data = _resolve_paths(data, base or Path.cwd())
+    except UnsetVariable as error:
+        raise SuiteError(f"{source}: {error}") from None
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location, message = first["loc"], first["msg"].removeprefix("Value error, ")
+        nested = first.get("ctx", {}).get("error")
+        if hasattr(nested, "location"):  # a dataset option: name the option itself
+            location, message = (*location, *nested.location), nested.message
+        field = _field_path(location) or "(suite)"
+        extra = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+        raise SuiteError(f"{source}: {field}: {message}{extra}") from None
+
+
+def load_suite(path: str | Path, base: Path | None = None) -> Suite:
+    """A suite file; its path fields are relative to its folder (or to `base` when given)."""
+    path = Path(path)
+    return parse_suite(load_yaml(read_bounded(path), str(path)), source=str(path), base=base or path.resolve().parent)

@@ -1,0 +1,115 @@
+"""Fit a unit's probe, and score a fitted probe on one condition: numeric code, no I/O, no models.
+
+These are what an executor ships to a worker: their inputs are arrays and small values. A fitted unit
+is small (a probe and a few numbers), so the runner keeps every fit of an (encoder, task) while it
+streams the evaluation matrices one condition at a time.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from crsbench.metrics import classification as metrics
+from crsbench.plan.conditions import Condition
+from crsbench.plan.fit_units import FitUnit
+from crsbench.probe.linear import FittedProbe, ProbeConfig, fit_probe
+from crsbench.plan.subsets import fraction_subset
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What every fit of one (encoder, task) pair needs, as arrays."""
+
+    task_type: str
+    n_classes: int
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
+    train_hash: str
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    x: np.ndarray
+    y: np.ndarray
+    embedding_hash: str
+
+
+@dataclass(frozen=True)
+class FittedUnit:
+    """A unit's probe and what its records say about the fit."""
+
+    unit: FitUnit
+    probe: FittedProbe
+    task_type: str
+    n_train: int
+    positives_train: list[int]
+    train_hash: str
+    fit_seconds: float
+
+
+def positives(task_type: str, y: np.ndarray, n_classes: int) -> list[int]:
+    if task_type == "multi_label":
+        return [int(v) for v in np.nansum(y, axis=0)]
+    return [int(v) for v in np.bincount(y.astype(int), minlength=n_classes)]
+
+
+def fit_unit(unit: FitUnit, data: TrainingData, config: ProbeConfig, fitted: dict | None = None) -> FittedUnit:
+    """Fit the unit's probe on its label fraction of the training split, tuned on validation.
+
+    `fitted` memoises probes by training subset: at 100% labels every seed draws the whole training
+    split, so the five seeds share one fit (the probe is a deterministic function of its subset).
+    """
+    subset = fraction_subset(data.task_type, data.y_train, unit.task, unit.seed, unit.fraction)
+    y_fit = data.y_train[subset]
+    started = time.perf_counter()
+    memo_key = subset.tobytes()
+    probe = fitted.get(memo_key) if fitted is not None else None
+    if probe is None:
+        probe = fit_probe(data.task_type, data.x_train[subset], y_fit, data.x_val, data.y_val, data.n_classes, config)
+        if fitted is not None:
+            fitted[memo_key] = probe
+    return FittedUnit(
+        unit, probe, data.task_type, int(len(subset)), positives(data.task_type, y_fit, data.n_classes),
+        data.train_hash, time.perf_counter() - started,
+    )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One fitted probe scored on one condition: the record's numbers, and the per-case probabilities that
+    are stored beside the record (not in it)."""
+
+    numbers: dict
+    probabilities: np.ndarray  # float32 [n_cases, n_classes]
+
+
+def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> Evaluation:
+    """One record's numbers: the fitted probe scored on one condition's evaluation set."""
+    started = time.perf_counter()
+    probabilities = fitted.probe.predict_proba(eval_set.x)
+    scores = metrics.evaluate(fitted.task_type, eval_set.y, probabilities)
+    tempered = fitted.probe.predict_proba(eval_set.x, tempered=True)
+    numbers = {
+        **scores,
+        "ece_temperature_scaled": metrics.ece(fitted.task_type, eval_set.y, tempered),
+        "probe_temperature": fitted.probe.temperature,
+        "condition_kind": condition.kind,
+        "condition": condition.name,
+        "severity": condition.severity,
+        "n_train": fitted.n_train,
+        "positives_train": fitted.positives_train,
+        "probe_c": fitted.probe.summary_c,
+        "probe_val_nll": fitted.probe.val_nll,
+        "probe_converged": fitted.probe.converged,
+        "probe_grad_norm": fitted.probe.grad_norm,
+        "embedding_hash_train": fitted.train_hash,
+        "embedding_hash_eval": eval_set.embedding_hash,
+        "fit_seconds": fitted.fit_seconds,
+        "eval_seconds": time.perf_counter() - started,
+    }
+    return Evaluation(numbers, probabilities.astype(np.float32))

@@ -1,0 +1,531 @@
+"""Records in, a complete CRS report out: the one entry point the CLI and the Python API call.
+
+    report = score_records(records, "resnet50", CRSConfig(n_boot=2000), baselines=("raw-pixels",))
+    crsbench.report.write_score_report(report, "out/scores")            # CSV + Parquet + JSON
+    rich.print(crsbench.report.scores_table(report))                     # the terminal view
+
+Per task first: every task gets its own axes, CRS, interval and tier (`scores_by_task`); the
+cross-task summary (`scores`) scores the mean of each axis over the tasks that count towards it.
+`score_records` is a composition of small stages; each returns (result, notes), kept in order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
+from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
+from crsbench.results.records import aggregate_seeds
+from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
+from crsbench.errors import DataError
+from crsbench.results.coverage import CELL, check_grid, stored_cells
+from crsbench.results.predictions import Predictions
+from crsbench.scoring.statistics import (
+    SEED_ONLY_LABEL,
+    SeedBootstrap,
+    competition_ranks,
+    paired_seed_bootstrap,
+    rank_agreement,
+    rank_agreement_intervals,
+    weight_sensitivity,
+)
+
+Notes = list[str]
+
+SCORE_COLUMNS: tuple[str, ...] = (
+    *AXES,
+    *COMPONENTS,
+    "crs",
+    "ci_low",
+    "ci_high",
+    "p_rank1",
+    "in_leading_tier",
+    "auroc_rank",
+    "crs_rank",
+    "is_reference",
+    "baseline",
+    *SUMMARY_EXTRAS,
+    "n_not_assessable",
+)
+
+TASK_SCORE_COLUMNS: tuple[str, ...] = (
+    "task",
+    "encoder",
+    *AXES,
+    *sorted({c for beside in BESIDE.values() for c in beside}),
+    "not_assessable",
+    *COMPONENTS,
+    "crs",
+    "ci_low",
+    "ci_high",
+    "p_rank1",
+    "in_leading_tier",
+    "crs_rank",
+    "is_reference",
+    "baseline",
+)
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """Every table the CRS stage produces.
+
+    scores_by_task: one row per (task, encoder), tasks in order, best CRS first within a task.
+    scores: the cross-task summary, one row per encoder, sorted by crs_rank, columns SCORE_COLUMNS
+    (a missing axis is NaN and listed in `axes_missing`; `axes_partial` names the axes that cover
+    fewer tasks than the others, with their task count). The reference's interval is NaN: its CRS
+    is 0 by definition, shown as "reference".
+    """
+
+    scores: pd.DataFrame
+    scores_by_task: pd.DataFrame
+    axes: pd.DataFrame
+    axes_by_task: pd.DataFrame
+    axes_by_seed: pd.DataFrame
+    profile: pd.DataFrame
+    rank_distribution: pd.DataFrame
+    pairwise: pd.DataFrame
+    leading_tier_table: pd.DataFrame
+    rank_agreement: pd.DataFrame
+    reversed_pairs: pd.DataFrame
+    weight_sensitivity: pd.DataFrame
+    seed_summary: pd.DataFrame
+    reference: str
+    axes_used: tuple[str, ...]
+    axes_missing: dict[str, str]
+    axes_partial: dict[str, int]
+    leading_tier: tuple[str, ...]
+    leading_tier_by_task: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    baselines: tuple[str, ...] = ()
+    interval_label: str | None = None
+    notes: tuple[str, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+    axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table by file stem, as `write_score_report` writes them."""
+        return {
+            "scores_by_task": self.scores_by_task,
+            "scores": self.scores,
+            "axes": self.axes,
+            "axes_by_task": self.axes_by_task,
+            "axes_by_seed": self.axes_by_seed,
+            "profile": self.profile,
+            "rank_distribution": self.rank_distribution,
+            "pairwise": self.pairwise,
+            "leading_tier": self.leading_tier_table,
+            "rank_agreement": self.rank_agreement,
+            "reversed_pairs": self.reversed_pairs,
+            "weight_sensitivity": self.weight_sensitivity,
+            "seed_summary": self.seed_summary,
+            "axis_intervals": self.axis_intervals,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The non-tabular facts: reference, constants, axes used, missing and partial, tiers, notes."""
+        return {
+            "reference": self.reference,
+            "axes_used": list(self.axes_used),
+            "axes_missing": dict(self.axes_missing),
+            "axes_partial": dict(self.axes_partial),
+            "baselines": list(self.baselines),
+            "interval": self.interval_label,
+            "leading_tier": list(self.leading_tier),
+            "leading_tier_by_task": {t: list(v) for t, v in self.leading_tier_by_task.items()},
+            "top": self.scores.index[0] if len(self.scores) else None,
+            "rank_agreement": self.rank_agreement.to_dict(orient="records")[0] if len(self.rank_agreement) else {},
+            "notes": list(self.notes),
+            "settings": dict(self.settings),
+        }
+
+
+# --------------------------------------------------------------------------- stages
+
+INCOMPLETE = ("refuse", "exclude")
+Incomplete = Literal["refuse", "exclude"]
+
+
+def _condition(cell: tuple) -> str:
+    return f"{cell[5]}@{cell[6]}" if cell[4] == "perturbation" else str(cell[5])
+
+
+_DIMENSIONS = (("task", lambda c: c[1]), ("seed", lambda c: c[2]), ("fraction", lambda c: c[3]), ("condition", _condition))
+
+
+def _lacks(cells: Sequence[tuple], grid: set[tuple]) -> str:
+    """What an encoder's missing cells (CELL order, the encoder first) come to, in one phrase: the tasks,
+    seeds, fractions and conditions it lacks altogether, then any other evaluations it lacks, counted."""
+    missing = {c[1:] for c in cells}
+    whole, explained = [], set()
+    for name, value in _DIMENSIONS:
+        for v in sorted({value((None, *c)) for c in missing}, key=str):
+            alike = {c for c in grid if value((None, *c)) == v}
+            if alike <= missing and not alike <= explained:
+                whole.append(f"{name} {v}")
+                explained |= alike
+    rest = [(None, *c) for c in missing - explained]
+    parts = list(whole)
+    if rest:
+        counts = "; ".join(f"{name} " + ", ".join(f"{v} ({n})" for v, n in sorted(Counter(value(c) for c in rest).items(), key=str))
+                           for name, value in _DIMENSIONS)
+        parts.append(f"{len(rest)} other evaluation(s) ({counts})")
+    return ", ".join(parts) + f" ({len(missing)} evaluation(s) the others have)"
+
+
+def _prediction_gaps(records: pd.DataFrame, predictions: Predictions | None) -> dict[str, int]:
+    """Per encoder, its records without stored per-case predictions (none when no predictions are given)."""
+    if predictions is None or "record_key" not in records.columns:
+        return {}
+    stored = set(predictions.index["record_key"])
+    missing = ~records["record_key"].isin(stored)
+    return {str(e): int(n) for e, n in missing.groupby(records["encoder"]).sum().items()}
+
+
+def grid_stage(records: pd.DataFrame, predictions: Predictions | None, incomplete: Incomplete = "refuse"
+               ) -> tuple[tuple[pd.DataFrame, Predictions | None], Notes]:
+    """Every encoder on one grid, so that none changes another's score.
+
+    The grid check is the API's (grid.check_grid without a suite: a cell one encoder has and another
+    lacks is missing), on the records with an AUROC; stored predictions count as part of the grid when
+    any encoder has all of its. `incomplete="refuse"` (the default): DataError naming each encoder and
+    what it lacks. `incomplete="exclude"`: a cell, and the stored predictions, belong to the cohort's
+    grid when more than half of the encoders have them; an encoder that lacks any of it is left out and
+    cells outside it are dropped, each with a note, so every other encoder is scored on exactly the
+    records it has without the newcomers (while they are fewer than the rest). Exactly half leaves no
+    majority: refused.
+    """
+    if incomplete not in INCOMPLETE:
+        raise ValueError(f"incomplete must be one of {INCOMPLETE}, got {incomplete!r}")
+    if not set(CELL) <= set(records.columns):
+        return (records, predictions), []
+    scored = records[records["auroc"].notna()] if "auroc" in records.columns else records
+    encoders = sorted(scored["encoder"].astype(str).unique())
+    if len(encoders) < 2:
+        return (records, predictions), []
+    gaps = _prediction_gaps(scored, predictions)
+    without = sorted(e for e in encoders if gaps.get(e))
+    predictions_apart = 0 < len(without) < len(encoders)
+    if incomplete == "refuse":
+        _, status = check_grid(scored, partial=True)  # IncompleteGridError (a DataError) when nothing is shared
+        if status.complete and not predictions_apart:
+            return (records, predictions), []
+        union = {c[1:] for c in stored_cells(scored)}
+        lacking = [f"encoder {e!r} lacks {_lacks([c for c in status.missing if c[0] == e], union)}"
+                   for e in encoders if any(c[0] == e for c in status.missing)]
+        lacking += [f"encoder {e!r} lacks stored predictions for {gaps[e]} record(s)" for e in without] if predictions_apart else []
+        raise DataError("incomplete grid, refused so that no encoder changes another's score: " + "; ".join(lacking)
+                        + "; score the complete encoders alone, or pass incomplete='exclude' to leave out the "
+                          "encoders that lack part of the grid most encoders share")
+    cells = stored_cells(scored)
+    have = {e: set() for e in encoders}
+    for cell in cells:
+        have[str(cell[0])].add(cell[1:])
+    holders = Counter(rest for held in have.values() for rest in held)
+    half = len(encoders) / 2
+    if any(n == half for n in holders.values()) or (predictions_apart and len(without) == half):
+        raise DataError(f"incomplete grid with no majority: half of the {len(encoders)} encoders lack evaluations or "
+                        "stored predictions the other half has, so none can be told to be the newcomer; score them apart")
+    grid = {rest for rest, n in holders.items() if n > half}
+    extra = {rest for rest, n in holders.items() if n <= half}
+    notes = []
+    out = sorted(e for e in encoders if not grid <= have[e] or (predictions_apart and len(without) < half and e in without))
+    if len(out) == len(encoders):
+        raise DataError("incomplete grid: no encoder has the whole grid most encoders share")
+    for e in out:
+        lacks = [(e, *rest) for rest in sorted(grid - have[e], key=lambda c: tuple(map(str, c)))]
+        what = _lacks(lacks, grid) if lacks else f"stored predictions for {gaps[e]} record(s)"
+        notes.append(f"encoder {e!r} left out (incomplete='exclude'): it lacks {what}")
+    keep = ~records["encoder"].astype(str).isin(out)
+    if extra:
+        notes.append(f"{len(extra)} evaluation(s) outside the grid most encoders share dropped (incomplete='exclude')")
+        keep &= ~pd.Series([c[1:] for c in stored_cells(records)], index=records.index).isin(extra)
+    if predictions_apart and len(without) > half:
+        notes.append(f"stored predictions dropped (incomplete='exclude'): {len(without)} of {len(encoders)} encoders "
+                     "lack some; the seed-only bootstrap runs")
+        predictions = None
+    return (records[keep], predictions), notes
+
+
+def default_reference(encoders: list[str]) -> str:
+    """The first encoder alphabetically: deterministic when the caller (the suite) names none."""
+    return sorted(encoders)[0]
+
+
+def _ranks(values: pd.Series) -> pd.Series:
+    return pd.Series(competition_ranks(values.to_numpy(dtype=float)[None, :])[0], index=values.index)
+
+
+def axes_stage(records: pd.DataFrame, config: CRSConfig, predictions: Predictions | None = None
+               ) -> tuple[AxisScores, Notes]:
+    """The axes; with stored predictions the calibration axis reads the debiased error (a note says which)."""
+    axis_scores = compute_axes(records, delta=config.delta, margin=config.margin, predictions=predictions)
+    notes = list(axis_scores.notes)
+    for axis, n in axis_scores.partial_axes().items():
+        notes.append(f"{axis} covers {n} of {len(axis_scores.tasks)} tasks: its cross-task value averages those only")
+    return axis_scores, notes
+
+
+def reference_stage(encoders: list[str], reference: str | None) -> tuple[str, Notes]:
+    if reference is None:
+        reference = default_reference(encoders)
+        return reference, [f"reference not given: using {reference!r}, the first encoder alphabetically"]
+    if reference not in encoders:
+        raise ValueError(f"reference encoder {reference!r} is not in the records' cohort {encoders}")
+    return reference, []
+
+
+def baseline_stage(encoders: list[str], baselines: Sequence[str]) -> tuple[tuple[str, ...], Notes]:
+    present = tuple(b for b in baselines if b in encoders)
+    absent = sorted(set(baselines) - set(present))
+    return present, [f"baseline(s) {absent} not in the records: ignored"] if absent else []
+
+
+def config_stage(config: CRSConfig, axis_scores: AxisScores) -> tuple[CRSConfig, Notes]:
+    """The config restricted to the available axes: weights for a missing axis are dropped with a note."""
+    notes: Notes = []
+    used = axis_scores.axes
+    weights = config.axis_weights
+    if weights is not None:
+        unknown = sorted(set(weights) - set(AXES))
+        if unknown:
+            raise ValueError(f"unknown axis weight name(s) {unknown}; expected some of {list(AXES)}")
+        dropped = sorted(set(weights) - set(used))
+        if dropped:
+            notes.append(f"axis weight(s) for {dropped} ignored: the axis is missing")
+        config = config.model_copy(update={"axis_weights": {a: w for a, w in weights.items() if a in used}})
+    config.chain(used)  # rejects weights that leave no axis
+    if axis_scores.missing:
+        notes.append(f"CRS computed on {len(used)} axes {list(used)}; missing: {axis_scores.missing}")
+    return config, notes
+
+
+def _scope_table(values: pd.DataFrame, axes: Sequence[str], reference: str, config: CRSConfig) -> pd.DataFrame:
+    """Axis values and the CRS with its components for one scope (a task, or the cross-task means)."""
+    axes = list(axes)
+    ref = list(values.index).index(reference)
+    batch = crs_batch(values[axes].to_numpy(dtype=float), ref, config, axes)
+    out = values.copy()
+    out["skill"], out["crs"] = batch.skill, batch.crs
+    out["crs_rank"] = _ranks(out["crs"])
+    out["is_reference"] = out.index == reference
+    return out
+
+
+@dataclass(frozen=True)
+class PointScores:
+    overall: pd.DataFrame  # cross-task axes, extras, components and CRS, per encoder
+    by_task: dict[str, pd.DataFrame]
+    profile: pd.DataFrame  # u, the skill per axis, cross-task
+
+
+def point_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[PointScores, Notes]:
+    used = list(axis_scores.axes)
+    overall = _scope_table(axis_scores.table, used, reference, config)
+    per_task = axis_scores.per_task.set_index("encoder")
+    by_task = {}
+    for t, task in enumerate(axis_scores.tasks):
+        keep = [a for a, k in zip(used, axis_scores.task_mask[t]) if k]
+        by_task[task] = _scope_table(per_task[per_task["task"] == task], keep, reference, config)
+    batch = crs_batch(axis_scores.table[used].to_numpy(dtype=float), 0, config, used)
+    profile = pd.DataFrame(batch.scaled, index=axis_scores.table.index, columns=used)
+    return PointScores(overall, by_task, profile), []
+
+
+def _seed_count_notes(n_seeds: int, interval: str) -> Notes:
+    if n_seeds < 2:
+        return ["one seed only: every bootstrap draw is the same, intervals have zero width"]
+    if interval == "percentile" and n_seeds < 20:
+        return [f"{n_seeds} seeds: plain percentile intervals from so few seeds are too narrow; "
+                "interval='expanded' widens them"]
+    return []
+
+
+def bootstrap_stage(
+    records: pd.DataFrame, axis_scores: AxisScores, reference: str, config: CRSConfig, predictions: Predictions | None
+) -> tuple[SeedBootstrap | CaseBootstrap | None, Notes]:
+    """The paired case-and-seed bootstrap (default), or the seed-only one (config.resample="seeds", or
+    records without stored predictions); every output names which (`label`)."""
+    if config.n_boot == 0:
+        return None, ["bootstrap skipped (n_boot=0): no intervals, no leading tier"]
+    if config.resample == "cases" and predictions is not None:
+        boot = case_bootstrap(records, predictions, axis_scores, reference, config)
+        return boot, [f"intervals and tiers: {boot.label}, {config.n_boot} draws, {boot.method} intervals; "
+                      "leading tier simultaneous over the differences to the top (max statistic)"]
+    notes = [f"intervals and tiers: {SEED_ONLY_LABEL}"] + _seed_count_notes(len(axis_scores.seeds), config.interval)
+    if config.resample == "cases":
+        notes.insert(0, "no per-case predictions stored with these records: the case-level bootstrap cannot run, "
+                        "falling back to the seed-only bootstrap")
+    return paired_seed_bootstrap(axis_scores, reference, config), notes
+
+
+def with_intervals(scores: pd.DataFrame, result) -> pd.DataFrame:
+    scores = scores.copy()
+    if result is None:
+        for column in ("ci_low", "ci_high", "p_rank1"):
+            scores[column] = np.nan
+        scores["in_leading_tier"] = pd.array([pd.NA] * len(scores), dtype="boolean")
+        return scores
+    for column in ("ci_low", "ci_high", "p_rank1"):
+        scores[column] = result.intervals[column].reindex(scores.index)
+    scores["in_leading_tier"] = result.tier["in_leading_tier"].reindex(scores.index).astype("boolean")
+    return scores
+
+
+@dataclass(frozen=True)
+class Agreement:
+    table: pd.DataFrame
+    reversed_pairs: pd.DataFrame
+    auroc_rank: pd.Series
+
+
+def agreement_stage(
+    scores: pd.DataFrame, used: tuple[str, ...], baselines: tuple[str, ...], boot: SeedBootstrap | None, config: CRSConfig,
+    n_seeds: int,
+) -> tuple[Agreement, Notes]:
+    """AUROC vs CRS rank statistics on the cohort without floor baselines, with bootstrap intervals."""
+    if "discrimination" not in used:
+        return Agreement(pd.DataFrame(), pd.DataFrame(), pd.Series(np.nan, index=scores.index)), [
+            "no discrimination axis: AUROC-vs-CRS agreement not computed"
+        ]
+    cohort = scores.drop(index=list(baselines))
+    notes = [f"rank statistics on {len(cohort)} encoders, without the floor baseline(s) {list(baselines)}"] if baselines else []
+    agreement = rank_agreement(cohort["discrimination"], cohort["crs"])
+    if boot is None:
+        table, pairs = agreement.summary(), agreement.reversed_pairs
+    else:
+        table, pairs = rank_agreement_intervals(
+            agreement, boot.overall.encoders, boot.auroc_draws, boot.overall.draws,
+            n_seeds=n_seeds, level=config.level, method=getattr(boot, "method", config.interval),
+        )
+        table["interval"] = boot.label
+    return Agreement(table, pairs, _ranks(cohort["discrimination"]).reindex(scores.index)), notes
+
+
+def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[pd.DataFrame, Notes]:
+    if config.n_weight_draws == 0:
+        return pd.DataFrame(), []
+    sensitivity = weight_sensitivity(axis_scores.table[list(axis_scores.axes)], reference, config)
+    moving = list(sensitivity.index[sensitivity["place_depends"]])
+    note = (f"place depends on the axis weights (5-95% rank range wider than one place): {moving}"
+            if moving else "no encoder's place depends on the axis weights")
+    return sensitivity, [note]
+
+
+def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, baselines: tuple[str, ...]) -> dict[str, Any]:
+    chain = config.chain(axis_scores.axes)
+    return {
+        "reference": reference,
+        **config.constants(axis_scores.axes),
+        "delta": config.delta,
+        "margin": config.margin,
+        "axis_weights": dict(zip(axis_scores.axes, map(float, chain.axis_weights))),
+        "axis_task_coverage": dict(axis_scores.coverage),
+        "baselines": list(baselines),
+        "n_boot": config.n_boot,
+        "seed": config.seed,
+        "level": config.level,
+        "interval": config.interval,
+        "n_seeds": len(axis_scores.seeds),
+        "seeds": list(axis_scores.seeds),
+        "tasks": list(axis_scores.tasks),
+        "n_weight_draws": config.n_weight_draws,
+        "weight_concentration": config.weight_concentration,
+        "resample": config.resample,
+        "calibration_axis": CALIBRATION_AXIS,
+    }
+
+
+# --------------------------------------------------------------------------- the entry point
+
+
+def score_records(
+    records: pd.DataFrame,
+    reference: str | None = None,
+    config: CRSConfig = DEFAULT_CONFIG,
+    *,
+    baselines: Sequence[str] = (),
+    predictions: Predictions | None = None,
+    incomplete: Incomplete = "refuse",
+) -> ScoreReport:
+    """Axes, CRS per task and across tasks, seed-only bootstrap, rank agreement and sensitivity.
+
+    reference: an encoder name; None picks the first encoder alphabetically (the CLI passes the
+    suite's reference). `config` holds the anchors, scales, weights and the bootstrap and
+    sensitivity settings (crs.CRSConfig). `baselines` are floor baselines (the suite marks them):
+    scored and shown, but left out of the rank statistics. `predictions` (api.predictions) lets the
+    default paired case-and-seed bootstrap run; without them the seed-only bootstrap runs, labelled.
+    Records of several grids are refused. So is an encoder with an incomplete grid (a task, seed, label
+    fraction or condition the others have, or stored predictions when the others have theirs): a
+    DataError names it and what it lacks, unless `incomplete="exclude"` leaves it out, with a note, and
+    scores the others exactly as without it (grid_stage).
+    """
+    notes: Notes = []
+
+    def keep(stage_result):
+        result, stage_notes = stage_result
+        notes.extend(stage_notes)
+        return result
+
+    records, predictions = keep(grid_stage(records, predictions, incomplete))
+    axis_scores = keep(axes_stage(records, config, predictions))
+    reference = keep(reference_stage(list(axis_scores.encoders), reference))
+    baselines = keep(baseline_stage(list(axis_scores.encoders), baselines))
+    config = keep(config_stage(config, axis_scores))
+    point = keep(point_stage(axis_scores, reference, config))
+    boot = keep(bootstrap_stage(records, axis_scores, reference, config, predictions))
+    overall = with_intervals(point.overall, boot.overall if boot else None)
+    agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
+    sensitivity = keep(sensitivity_stage(axis_scores, reference, config))
+    return _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines,
+                     records, notes)
+
+
+def _sorted_by_crs(table: pd.DataFrame) -> pd.DataFrame:
+    return table.sort_values(["crs_rank", "crs"], ascending=[True, False], kind="stable")
+
+
+def _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines, records,
+              notes) -> ScoreReport:
+    overall = overall.copy()
+    overall["auroc_rank"] = agreement.auroc_rank
+    overall["baseline"] = overall.index.isin(baselines)
+    scores = _sorted_by_crs(overall.reindex(columns=list(SCORE_COLUMNS)))
+    scores.index.name = "encoder"
+    frames = []
+    for task, table in point.by_task.items():
+        table = with_intervals(table, boot.results[task] if boot else None)
+        table["baseline"] = table.index.isin(baselines)
+        frames.append(_sorted_by_crs(table).reset_index().reindex(columns=list(TASK_SCORE_COLUMNS)))
+    overall_boot = boot.overall if boot else None
+    return ScoreReport(
+        scores=scores,
+        scores_by_task=pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TASK_SCORE_COLUMNS),
+        axes=axis_scores.table,
+        axes_by_task=axis_scores.per_task,
+        axes_by_seed=axis_scores.per_seed,
+        profile=point.profile,
+        rank_distribution=overall_boot.rank_distribution if boot else pd.DataFrame(),
+        pairwise=overall_boot.pairwise if boot else pd.DataFrame(),
+        leading_tier_table=overall_boot.tier if boot else pd.DataFrame(),
+        rank_agreement=agreement.table,
+        reversed_pairs=agreement.reversed_pairs,
+        weight_sensitivity=sensitivity,
+        seed_summary=aggregate_seeds(records),
+        reference=reference,
+        axes_used=tuple(axis_scores.axes),
+        axes_missing=dict(axis_scores.missing),
+        axes_partial=axis_scores.partial_axes(),
+        leading_tier=overall_boot.leading_tier if boot else (),
+        leading_tier_by_task={t: boot.results[t].leading_tier for t in axis_scores.tasks} if boot else {},
+        baselines=tuple(baselines),
+        interval_label=boot.label if boot else None,
+        notes=tuple(notes),
+        settings=settings_of(config, reference, axis_scores, baselines),
+        axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),
+    )

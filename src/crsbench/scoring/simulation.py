@@ -1,0 +1,675 @@
+"""Per-case predictions drawn from a known population: what validates the case-level bootstrap
+(PROTOCOL section 8) and times it on a cohort of the demo's shape.
+
+A cohort of encoders sees one test set. Cases come in clusters (a patient's images) that share a
+difficulty d (a latent shift of every class score, the same for every encoder); each encoder adds
+its own per-case noise. Encoder e with separation mu' scores class c of case i as
+z = mu' [y_i = c] + d_ic + eps_eic (unit noise, V = 1 + difficulty_sd^2) and predicts
+p_c proportional to exp(slope * (log prior_c + mu' z_c / V)): slope 1 is the population's own
+posterior (perfectly calibrated), other slopes are over- or under-confident. With a class profile
+(more than two classes) class c's mean score is mu' profile_c and the logit carries -(mu' profile_c)^2 / 2V.
+The priors are the training split's; the test set's class shares may differ (`test_priors`).
+mu' = separation at 100% labels; at a label fraction f it is scaled by
+1 - hunger * log10(1/f) / log10(1/f_min), times 1 + seed_sd * N(0, 1) per seed; a perturbation at
+severity k of 5 scales the class scores' separation by 1 - fragility * k / 5 while the probe, fitted
+on clean images, keeps its clean weights (mu' in p stays the clean one), so a perturbation can take
+the AUROC below chance. An encoder with `twin_of` shares another's per-case noise and seed effects:
+the same encoder with one parameter changed, all else equal.
+
+For two classes the population AUROC is Phi(mu' / sqrt(V)) and the population binned calibration
+errors (ECE, RMS) and Brier skill integrals, so the population axes and CRS are known exactly
+(population_axes). With more classes the population values come from one fixed sample of the same
+model (POPULATION_CASES cases, common to every encoder, so differences between encoders carry
+almost none of its error).
+
+Designs calibrated to real data (docs/bootstrap.md, "Real-calibrated cohorts"): `design_from_records`
+reads a cohort's records and per-case predictions (real runs, through `records_from_predictions`)
+and returns a Design whose population axes equal the measured ones (`fit_truth`), with the test-set
+size, class priors, shared case difficulty, seed spread and probe refit spread of the real data.
+A probe refit on a fresh training set scales an encoder's separation by 1 + refit_sd * N(0, 1)
+(`realise_refits`); `population_axes(design, over_refits=True)` is the expectation over refits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+from scipy.optimize import brentq, minimize_scalar
+from scipy.special import expit, log_softmax
+
+from crsbench.crs import axis_math
+
+from crsbench.metrics import classification as metrics
+from crsbench.scoring.axes import AXES
+from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.results.records import RECORD_SCHEMA_VERSION
+from crsbench.results.predictions import CaseSet, Predictions, probability_hash
+
+
+@dataclass(frozen=True)
+class EncoderTruth:
+    name: str
+    separation: float
+    slope: float = 1.0
+    hunger: float = 0.3
+    fragility: float = 0.2
+    refit_sd: float = 0.0  # relative sd of the separation between probe fits on fresh training sets
+    class_profile: tuple[float, ...] = ()  # more than two classes: class c's mean score is separation * profile[c]
+    twin_of: str = ""  # an encoder listed before this one whose case noise and seed effects this one shares
+
+
+@dataclass(frozen=True)
+class Design:
+    encoders: tuple[EncoderTruth, ...]
+    n_cases: int = 732
+    cluster_size: int = 2
+    n_classes: int = 2
+    prevalence: float = 0.4  # two classes: share of class 1; more classes: equal priors
+    difficulty_sd: float = 1.0
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    fractions: tuple[float, ...] = (0.1, 1.0)
+    perturbations: tuple[str, ...] = ("noise",)
+    severities: tuple[int, ...] = (1, 3, 5)
+    seed_sd: float = 0.1
+    tasks: tuple[str, ...] = ("sim",)
+    multi_label_tasks: tuple[str, ...] = ()  # tasks scored per label (n_classes labels)
+    task_classes: tuple[int, ...] = ()  # classes (or labels) per task; n_classes where not given
+    class_priors: tuple[float, ...] = ()  # single-label priors when n_classes > 2; equal priors where not given
+    test_priors: tuple[float, ...] = ()  # single-label class shares of the test set where they differ from the priors
+
+    def classes(self, task: str) -> int:
+        return self.task_classes[self.tasks.index(task)] if self.task_classes else self.n_classes
+
+    @property
+    def variance(self) -> float:
+        return 1.0 + self.difficulty_sd**2
+
+    def priors(self, k: int = 2) -> np.ndarray:
+        if k == 2:
+            return np.array([1 - self.prevalence, self.prevalence])
+        if len(self.class_priors) == k:
+            return np.asarray(self.class_priors, dtype=float) / sum(self.class_priors)
+        return np.full(k, 1.0 / k)
+
+    def test_shares(self, k: int = 2) -> np.ndarray:
+        """The test set's class shares: `test_priors`, else the priors the probe learned (the training split's)."""
+        if len(self.test_priors) == k:
+            return np.asarray(self.test_priors, dtype=float) / sum(self.test_priors)
+        return self.priors(k)
+
+    def label_factor(self, hunger: float, fraction: float) -> float:
+        lowest = min(self.fractions)
+        return 1.0 - hunger * np.log10(1 / fraction) / np.log10(1 / lowest) if lowest < 1 else 1.0
+
+
+def _probabilities(z: np.ndarray, separation: float, slope: float, design: Design, multi_label: bool,
+                   profile: tuple[float, ...] = ()) -> np.ndarray:
+    if multi_label:
+        logit = np.log(design.prevalence / (1 - design.prevalence)) + separation / design.variance * (z - separation / 2)
+        return expit(slope * logit)
+    if profile:  # class means m_c = separation * profile[c]: the posterior logit is log prior + (m z - m^2 / 2) / V
+        means = separation * np.asarray(profile)
+        logits = slope * (np.log(design.priors(z.shape[1])) + (means * z - means**2 / 2) / design.variance)
+    else:
+        logits = slope * (np.log(design.priors(z.shape[1])) + separation * z / design.variance)
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def _record_key(task: str, encoder: str, seed: int, fraction: float, condition: str, severity: int) -> str:
+    return hashlib.sha256(f"{task}|{encoder}|{seed}|{fraction}|{condition}|{severity}".encode()).hexdigest()[:32]
+
+
+def _record(task: str, task_type: str, encoder: str, seed: int, fraction: float, kind: str, condition: str,
+            severity: int, y: np.ndarray, probs: np.ndarray, counts: dict) -> tuple[dict, dict, str]:
+    """One record (the metrics of one prediction vector), its prediction index row and its hash."""
+    digest = probability_hash(probs)
+    key = _record_key(task, encoder, seed, fraction, condition, severity)
+    proba = probs.astype(np.float64)
+    if task_type != "multi_label":
+        proba /= proba.sum(axis=1, keepdims=True)
+    row = {
+        "record_key": key, "encoder": encoder, "task": task, "task_type": task_type,
+        "seed": seed, "fraction": fraction, "condition_kind": kind, "condition": condition,
+        "severity": severity, "auroc": metrics.auroc_macro(task_type, y, proba),
+        "ece": metrics.ece(task_type, y, proba), "brier": metrics.brier(task_type, y, proba),
+        "nll": metrics.nll(task_type, y, proba), "suite_hash": "simulated",
+        "schema_version": RECORD_SCHEMA_VERSION, **counts,
+    }
+    index = {"record_key": key, "probs": digest, "encoder": encoder, "task": task, "seed": seed,
+             "fraction": fraction, "condition_kind": kind, "condition": condition, "severity": severity}
+    return row, index, digest
+
+
+def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Predictions]:
+    """Records (the metrics of each prediction vector) and the per-case predictions of one cohort."""
+    rows, index, cases_by_id, probs_by_hash = [], [], {}, {}
+    n = design.n_cases
+    n_clusters = -(-n // design.cluster_size)
+    cluster = np.repeat(np.arange(n_clusters), design.cluster_size)[:n]
+    for task in design.tasks:
+        k = design.classes(task)
+        multi = task in design.multi_label_tasks
+        if multi:
+            y = (rng.random((n, k)) < design.prevalence).astype(float)
+            positive = y
+        else:
+            y = rng.choice(k, size=n, p=design.test_shares(k))
+            positive = np.eye(k)[y]
+        difficulty = rng.normal(0, design.difficulty_sd, (n_clusters, k))[cluster]
+        cases = CaseSet(np.array([f"{task}-{i}" for i in range(n)]), cluster.astype(str), y, task, "test")
+        test_set = cases.identity()
+        cases_by_id[test_set] = cases
+        task_type = "multi_label" if multi else "single_label"
+        # the training labels' prevalence the Brier skill compares with: the population's own
+        n_train = 10_000
+        prevalence = np.full(k, design.prevalence) if multi else design.priors(k)
+        counts = {"n_train": n_train, "positives_train": json.dumps([int(round(n_train * q)) for q in prevalence]),
+                  "n_eval": n, "positives_eval": json.dumps([int(v) for v in np.nansum(positive, axis=0)])}
+        drawn = {}
+        for truth in design.encoders:
+            if truth.twin_of:  # the same encoder with other parameters: same cases, same noise, same seeds
+                noise, seed_effect = drawn[truth.twin_of]
+            else:
+                noise = rng.normal(size=(n, k))
+                seed_effect = {(s, f): rng.normal() for s in design.seeds for f in design.fractions}
+            drawn[truth.name] = noise, seed_effect
+
+            def vector(separation: float, belief: float) -> np.ndarray:
+                shift = separation * np.asarray(truth.class_profile) if truth.class_profile else separation
+                p = _probabilities(positive * shift + difficulty + noise, belief, truth.slope, design, multi,
+                                   truth.class_profile)
+                return p.astype(np.float32)
+
+            grid = [(f, "clean", "clean", 0) for f in design.fractions]
+            grid += [(1.0, "perturbation", name, sev) for name in design.perturbations for sev in design.severities]
+            for seed in design.seeds:
+                for fraction, kind, condition, severity in grid:
+                    separation = truth.separation * design.label_factor(truth.hunger, fraction)
+                    if fraction < 1.0:
+                        separation *= 1 + design.seed_sd * seed_effect[(seed, fraction)]
+                    belief = separation  # the separation the probe was fitted at
+                    if kind == "perturbation":
+                        separation *= 1 - truth.fragility * severity / 5
+                    probs = vector(separation, belief)
+                    row, where, digest = _record(task, task_type, truth.name, seed, fraction, kind, condition,
+                                                 severity, y, probs, counts)
+                    probs_by_hash[digest] = probs
+                    rows.append(row)
+                    index.append({**where, "test_set": test_set})
+    stored = Predictions.in_memory(pd.DataFrame(index), cases_by_id, probs_by_hash)
+    return pd.DataFrame(rows), stored
+
+
+def records_from_predictions(
+    task: str,
+    labels: np.ndarray,
+    vectors: Iterable[tuple[str, int, float, str, str, int, np.ndarray]],
+    train_counts: Sequence[int],
+    clusters: np.ndarray | None = None,
+    task_type: str = "single_label",
+) -> tuple[pd.DataFrame, Predictions]:
+    """Records and in-memory predictions, as `simulate` gives them, from probabilities computed
+    elsewhere (a real cohort's probes): `vectors` yields (encoder, seed, fraction, condition_kind,
+    condition, severity, probabilities [n, k]) on one test set with these `labels` (int classes) and
+    `clusters` (the case itself where None); `train_counts` are the training split's class counts."""
+    labels = np.asarray(labels)
+    n = len(labels)
+    cluster = np.arange(n).astype(str) if clusters is None else np.asarray(clusters).astype(str)
+    cases = CaseSet(np.array([f"{task}-{i}" for i in range(n)]), cluster, labels, task, "test")
+    test_set = cases.identity()
+    train = [int(c) for c in train_counts]
+    k = len(train)
+    counts = {"n_train": int(sum(train)), "positives_train": json.dumps(train), "n_eval": n,
+              "positives_eval": json.dumps([int(c) for c in np.bincount(labels.astype(int), minlength=k)])}
+    rows, index, probs_by_hash = [], [], {}
+    for encoder, seed, fraction, kind, condition, severity, probs in vectors:
+        probs = np.asarray(probs, dtype=np.float32)
+        row, where, digest = _record(task, task_type, encoder, int(seed), float(fraction), kind, condition,
+                                     int(severity), labels, probs, counts)
+        probs_by_hash[digest] = probs
+        rows.append(row)
+        index.append({**where, "test_set": test_set})
+    stored = Predictions.in_memory(pd.DataFrame(index), {test_set: cases}, probs_by_hash)
+    return pd.DataFrame(rows), stored
+
+
+# --------------------------------------------------------------------------- the population
+
+
+def _population_two_class(separation: float, slope: float, design: Design, n_bins: int = 15) -> dict[str, float]:
+    """Two classes at infinite sample size, by integration over the score difference: the top-label
+    binned ECE (sum_b |P_b gap_b|), the RMS binned error (sqrt(sum_b P_b gap_b^2), the target of
+    metrics.calibration_error_debiased), both with the equal-width bins of metrics.ece, and the
+    Brier skill against the training prior (1 - E[(p1 - y)^2] / E[(pi - y)^2]). The test set's class
+    shares (`test_shares`) weight the two classes; the probe's logit carries the training prior."""
+    sd = np.sqrt(2 * design.variance)
+    t = np.linspace(-separation - 12 * sd, separation + 12 * sd, 400_001)
+    prior1, test1 = design.prevalence, float(design.test_shares(2)[1])
+    positive, negative = test1 * sps.norm.pdf(t, separation, sd), (1 - test1) * sps.norm.pdf(t, -separation, sd)
+    density = positive + negative
+    logit = np.log(prior1 / (1 - prior1)) + separation * t / design.variance
+    truth = np.log(test1 / (1 - test1)) + separation * t / design.variance
+    p1, q1 = expit(slope * logit), expit(truth)
+    confidence = np.maximum(p1, 1 - p1)
+    correct = np.where(p1 >= 0.5, q1, 1 - q1)
+    bins = np.searchsorted(np.arange(1, n_bins) / n_bins, confidence, side="left")
+    step = t[1] - t[0]
+    gap = np.bincount(bins, weights=(correct - confidence) * density, minlength=n_bins) * step
+    mass = np.bincount(bins, weights=density, minlength=n_bins) * step
+    occupied = mass > 0
+    brier = float(((positive * (1 - p1) ** 2 + negative * p1**2) * step).sum())
+    return {
+        "ece": float(np.abs(gap).sum()),
+        "rms": float(np.sqrt((gap[occupied] ** 2 / mass[occupied]).sum())),
+        "brier_skill": 1.0 - brier / (test1 * (1 - prior1) ** 2 + (1 - test1) * prior1**2),
+    }
+
+
+POPULATION_CASES = 40_000  # more than two classes: the population is this fixed sample of the model
+_MANY_CLASS_NODES = 3  # Gauss-Hermite nodes over the seed effect with more than two classes (40 with two)
+_REFIT_NODES = 7  # Gauss-Hermite nodes over the refit effect
+
+
+def _is_two_class(design: Design) -> bool:
+    task = design.tasks[0]
+    return design.classes(task) == 2 and task not in design.multi_label_tasks
+
+
+@lru_cache(maxsize=8)
+def _population_sample(k: int, priors: tuple[float, ...], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Class labels in the priors' exact proportions and standard normal class noise, from a fixed seed."""
+    counts = np.floor(np.asarray(priors) * n).astype(int)
+    counts[int(np.argmax(priors))] += n - counts.sum()
+    y = np.repeat(np.arange(k), counts)
+    return y, np.random.default_rng(20_240_611).standard_normal((n, k))
+
+
+def _class_aurocs(y: np.ndarray, scores: np.ndarray) -> list[float]:
+    """One-vs-rest AUROC per class from ranks (continuous scores: no ties)."""
+    n, k = scores.shape
+    out = []
+    for c in range(k):
+        ranks = np.empty(n)
+        ranks[np.argsort(scores[:, c])] = np.arange(1, n + 1)
+        positive = y == c
+        n_pos = positive.sum()
+        out.append(float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * (n - n_pos))))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _many_class_values(separation: float, slope: float, priors: tuple[float, ...], shares: tuple[float, ...],
+                       variance: float, profile: tuple[float, ...] = (), belief: float | None = None
+                       ) -> tuple[float, float, tuple[float, ...]]:
+    """(macro AUROC, Brier skill against the priors, AUROC per class) of the model on the population sample
+    of a test set with class `shares`; `belief`: the separation the probe was fitted at, where it differs
+    from the data's (perturbations)."""
+    k = len(priors)
+    y, xi = _population_sample(k, shares, POPULATION_CASES)
+    prior = np.asarray(priors)
+    shape = np.asarray(profile) if profile else np.ones(k)
+    belief = separation if belief is None else belief
+    z = np.sqrt(variance) * xi
+    z += (separation * shape)[y][:, None] * np.eye(k)[y]
+    if profile:
+        means = belief * shape
+        logits = slope * (np.log(prior) + (means * z - means**2 / 2) / variance)
+    else:
+        logits = slope * (np.log(prior) + (belief / variance) * z)
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    total = p.sum(axis=1, keepdims=True)
+    p /= total
+    log_p = logits - np.log(total)
+    brier = float((p**2).sum(axis=1).mean() - 2 * p[np.arange(len(y)), y].mean() + 1)
+    shares = np.bincount(y, minlength=k) / len(y)
+    prior_brier = float(axis_math.prior_brier_single_label(prior, shares))
+    per_class = _class_aurocs(y, log_p) if belief != 0 else [0.5] * k  # belief 0: one prediction for every case
+    return float(np.mean(per_class)), 1.0 - brier / prior_brier, tuple(per_class)
+
+
+def _key(design: Design) -> tuple[tuple[float, ...], tuple[float, ...], float]:
+    k = design.classes(design.tasks[0])
+
+    def rounded(values: np.ndarray) -> tuple[float, ...]:
+        return tuple(float(q) for q in np.round(values, 12))
+
+    return rounded(design.priors(k)), rounded(design.test_shares(k)), float(design.variance)
+
+
+def population_auroc(separation: float, slope: float, design: Design, profile: tuple[float, ...] = (),
+                     belief: float | None = None) -> float:
+    """The population macro AUROC of an encoder with this separation, slope and class profile (one task);
+    `belief`: the separation its probe was fitted at (perturbed images: the clean one)."""
+    if _is_two_class(design):
+        return float(sps.norm.cdf(separation / np.sqrt(design.variance)))
+    return _many_class_values(float(separation), float(slope), *_key(design), tuple(profile),
+                              None if belief is None else float(belief))[0]
+
+
+def population_brier_skill(separation: float, slope: float, design: Design, profile: tuple[float, ...] = ()) -> float:
+    if _is_two_class(design):
+        return _population_two_class(separation, slope, design)["brier_skill"]
+    return _many_class_values(float(separation), float(slope), *_key(design), tuple(profile))[1]
+
+
+def _curve_axes(truth: EncoderTruth, design: Design, auroc, perturbed=None) -> tuple[float, float]:
+    """(label efficiency, robustness) of `truth`, with `auroc(separation)` the population AUROC at its slope
+    and `perturbed(separation)` that of its clean probe on images of this separation (default `auroc`)."""
+    perturbed = perturbed or auroc
+    nodes, weights = np.polynomial.hermite_e.hermegauss(40 if _is_two_class(design) else _MANY_CLASS_NODES)
+    weights = weights / weights.sum()
+    fractions = sorted(design.fractions)
+    clean = auroc(truth.separation)
+    curve = []
+    for f in fractions:
+        mu = truth.separation * design.label_factor(truth.hunger, f)
+        curve.append(clean if f == 1.0 else float(sum(w * auroc(mu * (1 + design.seed_sd * x)) for x, w in zip(nodes, weights))))
+    by_severity = {s: perturbed(truth.separation * (1 - truth.fragility * s / 5)) for s in design.severities}
+    pert = [by_severity[s] for _ in design.perturbations for s in design.severities]
+    efficiency = float(axis_math.label_efficiency(np.array(curve), fractions)) if len(fractions) > 1 else np.nan
+    return efficiency, float(axis_math.robustness(np.array(pert))) if pert else np.nan
+
+
+def _truth_axes(truth: EncoderTruth, design: Design) -> dict[str, float]:
+    profile = truth.class_profile
+    efficiency, robustness = _curve_axes(
+        truth, design, lambda mu: population_auroc(mu, truth.slope, design, profile),
+        lambda mu: population_auroc(mu, truth.slope, design, profile, belief=truth.separation))
+    return {
+        "discrimination": population_auroc(truth.separation, truth.slope, design, profile),
+        "calibration": population_brier_skill(truth.separation, truth.slope, design, profile),
+        "label_efficiency": efficiency,
+        "robustness": robustness,
+    }
+
+
+def _expected_axes(truth: EncoderTruth, design: Design, over_refits: bool) -> dict[str, float]:
+    if not (over_refits and truth.refit_sd > 0):
+        return _truth_axes(truth, design)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(_REFIT_NODES)
+    weights = weights / weights.sum()
+    values = [_truth_axes(replace(truth, separation=truth.separation * (1 + truth.refit_sd * x)), design) for x in nodes]
+    return {axis: float(sum(w * v[axis] for w, v in zip(weights, values))) for axis in AXES}
+
+
+def population_axes(design: Design, over_refits: bool = False) -> pd.DataFrame:
+    """The population value of each axis (one task): seed-averaged expectations. `over_refits`: also
+    averaged over probe refits on fresh training sets (each encoder's `refit_sd`)."""
+    rows = {truth.name: _expected_axes(truth, design, over_refits) for truth in design.encoders}
+    return pd.DataFrame(rows).T[list(AXES)]
+
+
+def realise_refits(design: Design, rng: np.random.Generator) -> Design:
+    """The design as one benchmark run sees it: each encoder with `refit_sd` > 0 gets the separation
+    of one probe fitted on a fresh training set, separation * (1 + refit_sd * N(0, 1)); the others
+    are unchanged (and draw nothing from `rng`)."""
+    encoders = tuple(
+        replace(t, separation=t.separation * (1 + t.refit_sd * rng.normal()), refit_sd=0.0) if t.refit_sd > 0 else t
+        for t in design.encoders
+    )
+    return replace(design, encoders=encoders)
+
+
+def population_calibration_errors(design: Design) -> pd.DataFrame:
+    """Per encoder, the population ECE and RMS calibration error (what the displays estimate)."""
+    return pd.DataFrame({t.name: _population_two_class(t.separation, t.slope, design) for t in design.encoders}).T
+
+
+def population_crs(design: Design, reference: str, config: CRSConfig, over_refits: bool = False) -> pd.Series:
+    values = population_axes(design, over_refits)
+    ref = list(values.index).index(reference)
+    return pd.Series(crs_batch(values.to_numpy(), ref, config, list(AXES)).crs, index=values.index)
+
+
+# --------------------------------------------------------------------------- designs calibrated to data
+
+
+def _solve(f, low: float, high: float, xtol: float = 1e-6) -> float:
+    """The root of a monotone f in [low, high]; the nearer end where f does not change sign there."""
+    f_low, f_high = f(low), f(high)
+    if f_low * f_high > 0:
+        return low if abs(f_low) < abs(f_high) else high
+    return float(brentq(f, low, high, xtol=xtol))
+
+
+def auroc_slope(separation: float, slope: float, design: Design, profile: tuple[float, ...] = ()) -> float:
+    """d AUROC / d separation, by central difference."""
+    step = 1e-3 * max(abs(separation), 0.1)
+    return (population_auroc(separation + step, slope, design, profile)
+            - population_auroc(separation - step, slope, design, profile)) / (2 * step)
+
+
+def _auroc_curve(slope: float, design: Design, top: float, profile: tuple[float, ...] = (), belief: float | None = None,
+                 low: float = 0.0):
+    """AUROC(separation) at this slope on [low, top]: exact with two classes, else a cubic spline
+    through 17 evaluations on the population sample (fit_truth polishes what it solves on it)."""
+    if _is_two_class(design):
+        return lambda mu: population_auroc(mu, slope, design)
+    from scipy.interpolate import CubicSpline
+
+    grid = np.linspace(low, top, 17)
+    spline = CubicSpline(grid, [population_auroc(mu, slope, design, profile, belief) for mu in grid])
+    return lambda mu: float(spline(np.clip(mu, low, top)))
+
+
+def fit_class_profile(class_auroc: Sequence[float], design: Design, iterations: int = 10) -> tuple[float, ...]:
+    """Relative class means (mean 1) whose one-vs-rest AUROCs at separation 1 and slope 1 have the shape
+    of `class_auroc` (more than two classes): fixed-point steps r_c <- r_c probit(target_c) / probit(model_c),
+    with r_c kept at or above 0.02. A class the others' separation already lifts above its target stays at
+    that floor."""
+    target = sps.norm.ppf(np.clip(np.asarray(class_auroc, dtype=float), 0.501, 0.999))
+    profile = target / target.mean()
+    for _ in range(iterations):
+        model = np.asarray(_many_class_values(1.0, 1.0, *_key(design), tuple(profile))[2])
+        profile = np.maximum(profile * target / sps.norm.ppf(np.clip(model, 0.501, 0.999)), 0.02)
+    return tuple(float(v) for v in profile / profile.mean())
+
+
+# Steeper over-confidence sends the model's probabilities to float32's 1.0 for negatives as well as positives
+# (ties that bias the AUROC down), which real probes' logits do not reach.
+MAX_SLOPE = 4.0
+
+
+def fit_truth(name: str, target: Mapping[str, float], design: Design, *, confidence: float = 1.0,
+              refit_sd: float = 0.0, class_auroc: Sequence[float] | None = None,
+              class_profile: Sequence[float] | None = None) -> EncoderTruth:
+    """The EncoderTruth whose population axes in `design` (one task) equal `target`.
+
+    With more than two classes and `class_auroc` (the encoder's one-vs-rest AUROC per class), first the
+    class profile (`fit_class_profile`, or `class_profile` as given): a probe that separates a frequent
+    class well has a higher Brier skill at the same macro AUROC. Then the separation from the
+    discrimination (macro AUROC); the slope from the Brier skill, on the side of 1 that `confidence`
+    gives (> 1 over-confident, < 1 under-confident): a Brier skill above the calibrated model's maximum
+    leaves slope 1, and one below what MAX_SLOPE reaches is met on the under-confident side; the hunger
+    from the label efficiency; the fragility from the robustness (above 1 the most severe perturbation
+    takes the AUROC below chance, as gaussian noise on 28 px images does to some encoders). With more
+    than two classes the AUROC moves a little with the slope, so separation and slope are refined by
+    two Newton steps, and hunger and fragility, solved on splines, by two secant steps on the population
+    sample. A target outside what the model can reach is met as closely as it can (compare
+    population_axes with the target).
+    """
+    auroc = float(np.clip(target["discrimination"], 0.5 + 1e-4, 1 - 1e-4))
+    skill = float(target["calibration"])
+    two = _is_two_class(design)
+    if two:
+        profile = ()
+    elif class_profile is not None:
+        profile = tuple(float(v) for v in class_profile)
+    else:
+        profile = fit_class_profile(class_auroc, design) if class_auroc is not None else ()
+
+    def slope_for(separation: float) -> float:
+        if population_brier_skill(separation, 1.0, design, profile) <= skill:
+            return 1.0
+
+        def gap(s: float) -> float:
+            return population_brier_skill(separation, s, design, profile) - skill
+
+        if confidence > 1 and gap(MAX_SLOPE) <= 0:
+            return _solve(gap, 1.0, MAX_SLOPE, 1e-4)
+        return _solve(gap, 0.05, 1.0, 1e-4)  # under-confident, or over-confident beyond what MAX_SLOPE reaches
+
+    if two:
+        separation = _solve(lambda mu: population_auroc(mu, 1.0, design) - auroc, 1e-4, 12.0, 1e-6)
+        slope = slope_for(separation)
+    else:
+        at_one = _auroc_curve(1.0, design, 8.0, profile)
+        separation = _solve(lambda mu: at_one(mu) - auroc, 1e-4, 8.0, 1e-6)
+        slope = slope_for(separation)
+        for _ in range(2):
+            gradient = auroc_slope(separation, slope, design, profile)
+            separation = float(separation - (population_auroc(separation, slope, design, profile) - auroc) / gradient)
+            slope = slope_for(separation)
+    truth = EncoderTruth(name, separation, slope, hunger=0.0, fragility=0.0, refit_sd=refit_sd, class_profile=profile)
+    reach = 2.0 * separation * (1 + 3 * design.seed_sd)  # hunger down to -1, seed effects to 3 sd
+    curve = _auroc_curve(slope, design, reach, profile, low=-reach)
+    exact = not two  # the spline's solution, polished on the population sample itself
+    if len(design.fractions) > 1 and np.isfinite(target.get("label_efficiency", np.nan)):
+        one = replace(design, perturbations=())
+        hunger = _solve(lambda h: _curve_axes(replace(truth, hunger=h), one, curve)[0] - target["label_efficiency"],
+                        -1.0, 0.999, 1e-5)
+        if exact:
+            hunger = _secant(lambda h: _truth_axes(replace(truth, hunger=h), one)["label_efficiency"]
+                             - target["label_efficiency"], hunger, -1.0, 0.999)
+        truth = replace(truth, hunger=hunger)
+    if design.perturbations and np.isfinite(target.get("robustness", np.nan)):
+        most = 5.0 / max(design.severities) * 2.0  # the most severe perturbation at minus the clean separation
+        perturbed = _auroc_curve(slope, design, 1.5 * separation, profile, belief=separation, low=-1.5 * separation)
+        fragility = _solve(lambda r: float(np.mean([perturbed(separation * (1 - r * s / 5)) for s in design.severities]))
+                           - target["robustness"], -1.0, most, 1e-5)
+        if exact:
+            fragility = _secant(lambda r: float(np.mean([
+                population_auroc(separation * (1 - r * s / 5), slope, design, profile, belief=separation)
+                for s in design.severities])) - target["robustness"], fragility, -1.0, most)
+        truth = replace(truth, fragility=fragility)
+    return truth
+
+
+def _secant(f, x: float, low: float, high: float, steps: int = 2) -> float:
+    """Two secant steps from x (kept inside [low, high]): a spline's root made exact on the function itself."""
+    x0, f0 = x, f(x)
+    x1 = float(np.clip(x + 1e-3 * (1 if x < high else -1), low, high))
+    for _ in range(steps):
+        f1 = f(x1)
+        if f1 == f0 or abs(f1) < 1e-7:
+            break
+        x0, f0, x1 = x1, f1, float(np.clip(x1 - f1 * (x1 - x0) / (f1 - f0), low, high))
+    return x1 if abs(f(x1)) <= abs(f0) else x0
+
+
+def _recalibration(labels: np.ndarray, probs: np.ndarray) -> float:
+    """The factor t on the log-probabilities that maximises the test likelihood (softmax(t log p)):
+    1 / t is the confidence, > 1 for an over-confident probe."""
+    log_p = np.log(np.clip(probs.astype(np.float64), 1e-12, 1.0))
+
+    def loss(log_t: float) -> float:
+        return float(-log_softmax(np.exp(log_t) * log_p, axis=1)[np.arange(len(labels)), labels].mean())
+
+    return float(np.exp(minimize_scalar(loss, bounds=(np.log(0.05), np.log(20.0)), method="bounded").x))
+
+
+def prediction_behaviour(labels: np.ndarray, probs: Mapping[str, np.ndarray]) -> tuple[float, dict[str, float]]:
+    """(difficulty_sd, confidence per encoder) from the clean 100%-label predictions on one test set.
+
+    In the model the centred log-probability of the true class is linear in its class scores, whose
+    case-level part (the difficulty, shared by every encoder) has variance difficulty_sd^2 of
+    1 + difficulty_sd^2: the mean correlation rho, over pairs of encoders, of that quantity (less its
+    class mean) gives difficulty_sd = sqrt(rho / (1 - rho)). The confidence is 1 / the factor on the
+    log-probabilities that maximises the test likelihood (> 1: over-confident; the design's slope side).
+    """
+    labels = np.asarray(labels).astype(int)
+    residual = {}
+    for name, p in probs.items():
+        log_p = np.log(np.clip(np.asarray(p, dtype=np.float64), 1e-12, 1.0))
+        true = (log_p - log_p.mean(axis=1, keepdims=True))[np.arange(len(labels)), labels]
+        means = np.bincount(labels, weights=true) / np.maximum(np.bincount(labels), 1)
+        residual[name] = true - means[labels]
+    names = list(residual)
+    pairs = [np.corrcoef(residual[a], residual[b])[0, 1] for i, a in enumerate(names) for b in names[i + 1:]]
+    rho = float(np.clip(np.mean(pairs), 0.0, 0.95)) if pairs else 0.5
+    return float(np.sqrt(rho / (1 - rho))), {name: 1.0 / _recalibration(labels, np.asarray(p)) for name, p in probs.items()}
+
+
+def design_from_records(records: pd.DataFrame, predictions: Predictions, *,
+                        refit_auroc_sd: Mapping[str, float] | None = None) -> Design:
+    """A Design that reproduces a one-task cohort's measured profile and noise (docs/bootstrap.md).
+
+    From the records (as `records_from_predictions` builds them from real probes) and their per-case
+    predictions: the test-set size, cluster size, class count, training priors and test class shares; the label
+    fractions, seeds, perturbations and severities; per encoder the four axes (compute_axes) and,
+    with more than two classes, the one-vs-rest AUROC per class, met by `fit_truth`; the shared case
+    difficulty and each encoder's confidence (`prediction_behaviour`); the seed spread `seed_sd`, the
+    least-squares slope through 0 of the AUROC's sd over seeds on separation x dAUROC/dseparation, over
+    encoders and fractions below 1; and each encoder's `refit_sd`, its AUROC sd over probe refits
+    (`refit_auroc_sd`, measured elsewhere) over separation x dAUROC/dseparation.
+    """
+    from crsbench.scoring.axes import compute_axes
+
+    rec = records
+    tasks = rec["task"].unique()
+    if len(tasks) != 1:
+        raise ValueError(f"design_from_records takes one task, got {sorted(tasks)}")
+    task = str(tasks[0])
+    axes = compute_axes(rec).table
+    encoders = list(axes.index)
+    full = rec[(rec["condition_kind"] == "clean") & (rec["fraction"] == 1.0)].sort_values("seed").drop_duplicates("encoder")
+    located = full.merge(predictions.index[["record_key", "test_set", "probs"]], on="record_key")
+    cases = predictions.case_set(located["test_set"].iloc[0])
+    labels = np.asarray(cases.labels).astype(int)
+    probs = {row.encoder: predictions.probabilities(row.probs).astype(np.float64) for row in located.itertuples()}
+    probs = {e: p / p.sum(axis=1, keepdims=True) for e, p in probs.items()}
+    k = next(iter(probs.values())).shape[1]
+    train = np.asarray(json.loads(full.iloc[0]["positives_train"]), dtype=float)
+    priors = train / train.sum()
+    shares = np.bincount(labels, minlength=len(priors)) / len(labels)
+    _, n_clusters = cases.cluster_codes()
+    difficulty_sd, confidence = prediction_behaviour(labels, probs)
+    class_auroc = {e: metrics.auroc_per_class("single_label", labels, p) for e, p in probs.items()}
+    clean = rec[rec["condition_kind"] == "clean"]
+    pert = rec[rec["condition_kind"] == "perturbation"]
+    skeleton = Design(
+        (), n_cases=len(labels), cluster_size=max(1, int(round(len(labels) / n_clusters))), n_classes=k,
+        prevalence=float(priors[1]) if k == 2 else 0.4, difficulty_sd=difficulty_sd,
+        seeds=tuple(int(s) for s in sorted(rec["seed"].unique())),
+        fractions=tuple(float(f) for f in sorted(clean["fraction"].unique())),
+        perturbations=tuple(sorted(pert["condition"].unique())),
+        severities=tuple(int(s) for s in sorted(pert["severity"].unique())),
+        tasks=(task,), class_priors=tuple(float(q) for q in priors) if k > 2 else (),
+        test_priors=tuple(float(q) for q in shares),
+    )
+
+    def fit(design: Design) -> list[EncoderTruth]:
+        return [fit_truth(e, axes.loc[e], design, confidence=confidence[e], class_auroc=class_auroc[e])
+                for e in encoders]
+
+    truths = fit(skeleton)
+    below = clean[clean["fraction"] < 1.0]
+    spread = below.groupby(["encoder", "fraction"])["auroc"].std(ddof=1)
+    observed, gradients = [], []
+    for truth in truths:
+        for f in sorted(below["fraction"].unique()):
+            mu = truth.separation * skeleton.label_factor(truth.hunger, f)
+            if (truth.name, f) in spread.index and np.isfinite(spread[(truth.name, f)]):
+                observed.append(spread[(truth.name, f)])
+                gradients.append(mu * auroc_slope(mu, truth.slope, skeleton, truth.class_profile))
+    if observed and np.dot(gradients, gradients) > 0:
+        seed_sd = float(np.dot(observed, gradients) / np.dot(gradients, gradients))
+        skeleton = replace(skeleton, seed_sd=seed_sd)
+        truths = fit(skeleton)
+    refits = dict(refit_auroc_sd or {})
+
+    def refit_sd(t: EncoderTruth) -> float:
+        gradient = t.separation * auroc_slope(t.separation, t.slope, skeleton, t.class_profile)
+        return float(refits[t.name] / gradient) if refits.get(t.name) and gradient > 0 else 0.0
+
+    return replace(skeleton, encoders=tuple(replace(t, refit_sd=refit_sd(t)) for t in truths))
