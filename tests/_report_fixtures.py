@@ -77,3 +77,13 @@ COHORT = {
     "middling-c": (0.80, 0.05, 0.03, 0.08),
     "pixels": (0.62, 0.10, 0.02, 0.05),
 }
+
+
+# names a hostile user could give encoders and tasks
+HOSTILE = {
+    "<script>alert(1)</script>": (0.86, 0.03, 0.02, 0.04),
+    '"><img src=x onerror=alert(2)>': (0.88, 0.12, 0.06, 0.20),
+    "mid$dle_c {x}": (0.80, 0.05, 0.03, 0.08),
+    "esc\x1b[31mred\x07\u202egnp.exe": (0.84, 0.06, 0.04, 0.10),  # terminal codes, a bell, a bidi override
+}
+HOSTILE_TASKS = ("<b>derm</b>", "cxr'\"")

@@ -6,7 +6,7 @@ built once per prediction vector (one sort, bin indices, per-case losses) and th
 (B, n) weight matrix: AUROC in O(n) per draw (cumulative sums along the sorted order), ECE, the
 debiased calibration error, Brier and NLL as matrix products. At unit weights they equal
 metrics/classification.py: AUROC bit for bit (the weighted Mann-Whitney count is integer arithmetic, exact in
-float64), the others up to the order of floating-point summation (tests/test_weighted_metrics.py).
+float64), the others up to the order of floating-point summation (tests/metrics/test_weighted_metrics.py).
 """
 
 from __future__ import annotations

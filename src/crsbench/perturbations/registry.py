@@ -2,7 +2,7 @@
 
 Severity parameters were tuned on real images (PH2 at 192 px, RetinaMNIST and PneumoniaMNIST at
 28 px, multi-source CXR at 128 px) so that mean SSIM to the clean image falls strictly from
-severity 1 to 5 (tests/test_perturbations.py, benchmarks/perturbation_ssim.py). One table for all
+severity 1 to 5 (tests/perturbations/test_perturbations.py, benchmarks/perturbation_ssim.py). One table for all
 modalities, so a perturbation name means the same corruption in every modality's results.
 """
 
