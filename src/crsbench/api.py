@@ -245,7 +245,7 @@ def score(
                            predictions=stored)
     notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
     return dataclasses.replace(report, notes=notes + tuple(report.notes),
-                               settings={**report.settings, "grid": grid.as_dict()})
+                               settings=report.settings.with_grid(grid.as_dict()))
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:

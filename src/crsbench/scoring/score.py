@@ -26,6 +26,7 @@ from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
 from crsbench.errors import DataError
 from crsbench.results.coverage import CELL, check_grid, stored_cells
 from crsbench.results.predictions import Predictions
+from crsbench.scoring.settings import ScoreSettings
 from crsbench.scoring.statistics import (
     SEED_ONLY_LABEL,
     SeedBootstrap,
@@ -105,7 +106,7 @@ class ScoreReport:
     baselines: tuple[str, ...] = ()
     interval_label: str | None = None
     notes: tuple[str, ...] = ()
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: ScoreSettings | None = None
     axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -141,7 +142,7 @@ class ScoreReport:
             "top": self.scores.index[0] if len(self.scores) else None,
             "rank_agreement": self.rank_agreement.to_dict(orient="records")[0] if len(self.rank_agreement) else {},
             "notes": list(self.notes),
-            "settings": dict(self.settings),
+            "settings": dict(self.settings or {}),
         }
 
 
@@ -417,28 +418,30 @@ def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig
     return sensitivity, [note]
 
 
-def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, baselines: tuple[str, ...]) -> dict[str, Any]:
+def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, baselines: tuple[str, ...]) -> ScoreSettings:
     chain = config.chain(axis_scores.axes)
-    return {
-        "reference": reference,
-        **config.constants(axis_scores.axes),
-        "delta": config.delta,
-        "margin": config.margin,
-        "axis_weights": dict(zip(axis_scores.axes, map(float, chain.axis_weights))),
-        "axis_task_coverage": dict(axis_scores.coverage),
-        "baselines": list(baselines),
-        "n_boot": config.n_boot,
-        "seed": config.seed,
-        "level": config.level,
-        "interval": config.interval,
-        "n_seeds": len(axis_scores.seeds),
-        "seeds": list(axis_scores.seeds),
-        "tasks": list(axis_scores.tasks),
-        "n_weight_draws": config.n_weight_draws,
-        "weight_concentration": config.weight_concentration,
-        "resample": config.resample,
-        "calibration_axis": CALIBRATION_AXIS,
-    }
+    constants = config.constants(axis_scores.axes)
+    return ScoreSettings(
+        reference=reference,
+        anchors=constants["anchors"],
+        scales=constants["scales"],
+        delta=config.delta,
+        margin=config.margin,
+        axis_weights=dict(zip(axis_scores.axes, map(float, chain.axis_weights))),
+        axis_task_coverage=dict(axis_scores.coverage),
+        baselines=tuple(baselines),
+        n_boot=config.n_boot,
+        seed=config.seed,
+        level=config.level,
+        interval=config.interval,
+        n_seeds=len(axis_scores.seeds),
+        seeds=tuple(axis_scores.seeds),
+        tasks=tuple(axis_scores.tasks),
+        n_weight_draws=config.n_weight_draws,
+        weight_concentration=config.weight_concentration,
+        resample=config.resample,
+        calibration_axis=CALIBRATION_AXIS,
+    )
 
 
 # --------------------------------------------------------------------------- the entry point

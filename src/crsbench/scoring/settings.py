@@ -1,0 +1,60 @@
+"""The settings a score was computed under, as one typed value.
+
+Every output prints them (the JSON summary, the report's provenance, the advice's constants), so they
+travel with the `ScoreReport`. Read them by attribute; the value is also a read-only mapping with the
+keys of the JSON summary, so `dict(settings)` is what `summary.json` holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ScoreSettings(Mapping):
+    reference: str
+    anchors: dict[str, float]
+    scales: dict[str, float]
+    delta: float
+    margin: float
+    axis_weights: dict[str, float]  # normalised over the axes used
+    axis_task_coverage: dict[str, int]  # tasks each axis could be measured on
+    baselines: tuple[str, ...]
+    n_boot: int
+    seed: int
+    level: float
+    interval: str
+    n_seeds: int
+    seeds: tuple[int, ...]
+    tasks: tuple[str, ...]
+    n_weight_draws: int
+    weight_concentration: float
+    resample: str
+    calibration_axis: str
+    grid: dict[str, Any] | None = None  # the results view the scores rest on (coverage.GridStatus.as_dict)
+
+    @property
+    def partial_view(self) -> bool:
+        return bool((self.grid or {}).get("partial_view"))
+
+    def with_grid(self, grid: dict[str, Any]) -> "ScoreSettings":
+        return dataclasses.replace(self, grid=dict(grid))
+
+    # the mapping view: JSON-ready values (tuples as lists); `grid` only once a view is attached
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys():
+            raise KeyError(key)
+        value = getattr(self, key)
+        return list(value) if isinstance(value, tuple) else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def _keys(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self) if f.name != "grid" or self.grid is not None)
