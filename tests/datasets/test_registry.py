@@ -328,3 +328,61 @@ def test_published_fingerprint_and_split_file_are_unchanged(tmp_path, kind, opti
     dataset = get_dataset(kind, root=root, **options)
     assert (dataset.fingerprint(), dataset.split_file.name) == (pinned, split_file)
     assert registry.dataset_kind(kind)(root, **options).fingerprint() == pinned  # read back from the split file
+
+
+# ----- kinds from installed packages (the entry-point group)
+
+PLUGIN = '''
+from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions
+
+
+class TileOptions(KindOptions):
+    n: int = 4
+
+
+class Tiles(DatasetKind):
+    Options = TileOptions
+
+    @classmethod
+    def info_for(cls, options):
+        return DatasetInfo(name=f"tiles{options.n}", task_type="single_label", class_names=("a", "b"), licence="CC0")
+'''
+
+
+def _plugins(monkeypatch, tmp_path, **entries):
+    from importlib.metadata import EntryPoint
+
+    (tmp_path / "tile_kinds.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    points = [EntryPoint(name, value, registry.ENTRY_POINT_GROUP) for name, value in entries.items()]
+    monkeypatch.setattr(registry.metadata, "entry_points",
+                        lambda group: [p for p in points if group == registry.ENTRY_POINT_GROUP])
+    monkeypatch.setattr(registry, "_plugins_read", False)
+
+
+def test_an_installed_package_adds_a_kind_by_entry_point(clean_registry, monkeypatch, tmp_path):
+    _plugins(monkeypatch, tmp_path, tiles="tile_kinds:Tiles")
+    assert "tiles" in known_dataset_kinds()
+    assert info_for("tiles", {"n": 9}).name == "tiles9"
+    suite = parse_suite({"name": "s", "encoders": ["raw-pixels"],
+                         "tasks": [{"name": "t", "dataset": {"kind": "tiles", "n": 2}}]})
+    assert suite.tasks[0].dataset.kind == "tiles"
+
+
+@pytest.mark.parametrize("entries,message", [
+    ({"folder": "tile_kinds:Tiles"}, "'folder' is a built-in dataset kind"),
+    ({"tiles": "tile_kinds"}, "must name a class as 'module:Class'"),
+])
+def test_a_bad_plug_in_is_one_line_naming_it(clean_registry, monkeypatch, tmp_path, entries, message):
+    _plugins(monkeypatch, tmp_path, **entries)
+    with pytest.raises(DataError, match=message) as error:
+        known_dataset_kinds()
+    assert "crsbench.datasets" in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("value,message", [("no_such_module:X", "cannot load"), ("tile_kinds:TileOptions", "lacks")])
+def test_a_plug_in_that_cannot_be_used_fails_when_asked_for(clean_registry, monkeypatch, tmp_path, value, message):
+    _plugins(monkeypatch, tmp_path, tiles=value)
+    assert "tiles" in known_dataset_kinds()  # listing imports nothing
+    with pytest.raises(DataError, match=f"dataset kind 'tiles': .*{message}"):
+        info_for("tiles", {})

@@ -3,12 +3,15 @@
 
 `get_dataset("medmnist", name="retinamnist")` builds a dataset; `info_for("medmnist", {...})` says what it
 is without reading it. Built-in kinds are imported when first asked for, so importing the registry stays
-cheap and a kind whose module is missing fails only when it is used.
+cheap and a kind whose module is missing fails only when it is used. An installed package adds kinds
+through the entry-point group `crsbench.datasets` (`name = "package.module:Class"`), read the first time
+a kind is looked up; a plug-in never replaces a built-in kind.
 """
 
 from __future__ import annotations
 
 import importlib
+from importlib import metadata
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,6 +31,23 @@ _BUILTIN = {
     "mimic_cxr": "crsbench.datasets.published.mimic_cxr:MIMICCXRDataset",
 }
 _KINDS: dict[str, type | str] = dict(_BUILTIN)  # a class, or "module:Class" until first used
+ENTRY_POINT_GROUP = "crsbench.datasets"
+_plugins_read = False
+
+
+def _read_plugins() -> None:
+    """Kinds that installed packages declare, as "module:Class" strings (imported when first used)."""
+    global _plugins_read
+    if _plugins_read:
+        return
+    _plugins_read = True
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        where = f"entry point {entry_point.name!r} ({entry_point.value}) of group {ENTRY_POINT_GROUP!r}"
+        if entry_point.name in _BUILTIN:
+            raise DataError(f"{where}: {entry_point.name!r} is a built-in dataset kind; a plug-in takes another name")
+        if ":" not in entry_point.value:
+            raise DataError(f"{where}: must name a class as 'module:Class'")
+        _KINDS.setdefault(entry_point.name, entry_point.value)
 
 
 class OptionError(ValueError):
@@ -52,16 +72,25 @@ def register_dataset(kind: str, dataset_class: type, *, replace: bool = False) -
 
 
 def known_dataset_kinds() -> tuple[str, ...]:
+    _read_plugins()
     return tuple(sorted(_KINDS))
 
 
 def dataset_kind(kind: str) -> type:
+    _read_plugins()
     entry = _KINDS.get(kind)
     if entry is None:
         raise DataError(f"unknown dataset kind {kind!r}; known kinds: {', '.join(known_dataset_kinds())}")
     if isinstance(entry, str):
-        module, name = entry.split(":")
-        entry = _KINDS[kind] = getattr(importlib.import_module(module), name)
+        module, name = entry.split(":", 1)
+        try:
+            loaded = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise DataError(f"dataset kind {kind!r}: cannot load {entry} ({type(exc).__name__}: {exc})") from None
+        absent = [m for m in ("Options", "info_for", "from_options") if not hasattr(loaded, m)]
+        if absent:
+            raise DataError(f"dataset kind {kind!r}: {entry} lacks {', '.join(absent)} (see DatasetKind)")
+        entry = _KINDS[kind] = loaded
     return entry
 
 
