@@ -18,9 +18,9 @@ moved_modules.install()
 __getattr__, __dir__, __all__ = lazy_face(__name__, {
     # verbs
     "open_suite": "api", "demo_suite": "api", "run_suite": "api:run", "score": "api", "select": "api",
-    "write_report": "api", "load_records": "api:records", "load_predictions": "api:predictions",
+    "write_report": "api", "load_results": "api", "load_records": "api:records", "load_predictions": "api:predictions",
     "check_data": "api", "check_encoders": "api", "register_encoder": "encoders.registry",
     # values
-    "Suite": "plan.suite", "EncoderSpec": "encoders.spec", "RunRecord": "results.records",
+    "Suite": "plan.suite", "EncoderSpec": "encoders.spec", "RunRecord": "results.records", "Records": "results.record_set",
     "ScoreReport": "scoring.score", "CRSConfig": "crs.definition", "SelectionRequest": "selection.workflow",
 })

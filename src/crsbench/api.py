@@ -15,7 +15,8 @@ from crsbench.crs.definition import CRSConfig
 from crsbench.core.progress import Progress
 from crsbench.errors import SuiteError
 from crsbench.executors import Executor
-from crsbench.results.coverage import GridStatus, check_grid
+from crsbench.results.coverage import GridStatus
+from crsbench.results.record_set import Records
 from crsbench.results.store import load_records, load_runs
 from crsbench.plan.suite import ExecutorSpec, Suite, load_suite, parse_suite
 
@@ -137,28 +138,27 @@ def predictions(results: str | Path):
     return stored
 
 
+def load_results(results: str | Path | pd.DataFrame, suite_hash: str | None = None, partial: bool = False) -> Records:
+    """The records of a results folder as one validated value (crsbench.results.record_set.Records): one
+    suite's (`suite_hash`), each encoder's newest version, checked against the grid the suite asked for
+    (an incomplete grid is refused unless `partial`, which keeps the evaluations every encoder shares).
+    Its `frame`, `grid`, `seed_means()` and `headline()` are what `results` and `score` show."""
+    if isinstance(results, pd.DataFrame):
+        return Records.view(results, None, suite_hash, partial)
+    return Records.load(results, suite_hash, partial)
+
+
 def grid_view(results: str | Path | pd.DataFrame, suite_hash: str | None = None,
               partial: bool = False) -> tuple[pd.DataFrame, GridStatus]:
-    """The records to show and how they cover the grid the suite asked for (grid.check_grid): an
-    incomplete grid is refused unless `partial`, which keeps the evaluations every encoder shares."""
-    if isinstance(results, pd.DataFrame):
-        frame, runs = results, None
-    else:
-        frame, runs = load_records(results), load_runs(results)
-    if suite_hash:
-        frame = record_schema.select_suite(frame, suite_hash)
-    if frame.empty:
-        return frame, GridStatus(None, 0, ())
-    frame, superseded = record_schema.newest_encoder_versions(frame)
-    frame, status = check_grid(record_schema.normalise_keys(frame), runs, suite_hash, partial)
-    return frame, dataclasses.replace(status, superseded=superseded)
+    """`load_results` as (records frame, grid status)."""
+    view = load_results(results, suite_hash, partial)
+    return view.frame, view.grid
 
 
 def aggregate(results: str | Path | pd.DataFrame, suite_hash: str | None = None, partial: bool = False) -> pd.DataFrame:
     """Mean, std and n over seeds (records.aggregate_seeds); records of several grids are refused, and
     so is an incomplete grid unless `partial` (see grid_view)."""
-    frame, _ = grid_view(results, suite_hash, partial)
-    return record_schema.aggregate_seeds(frame)
+    return load_results(results, suite_hash, partial).seed_means()
 
 
 def export_results(
@@ -237,11 +237,12 @@ def score(
         raise ValueError(f"give either config or settings by name, not both ({sorted(settings)})")
     suite_crs, baselines = suite_score_settings(results, suite_hash)
     config = config or CRSConfig(**{**suite_crs, **settings})
-    frame, grid = grid_view(results, suite_hash, partial)
+    view = load_results(results, suite_hash, partial)
+    grid = view.grid
     from crsbench.results.predictions import load_predictions
 
     stored = load_predictions(results) if config.resample == "cases" else None
-    report = score_records(frame, reference or suite_reference(results, suite_hash), config, baselines=baselines,
+    report = score_records(view, reference or suite_reference(results, suite_hash), config, baselines=baselines,
                            predictions=stored)
     notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
     return dataclasses.replace(report, notes=notes + tuple(report.notes),

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench.scoring.axes import AXES
-from crsbench.results.records import normalise_keys
+from crsbench.results.record_set import Records, validated
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.scoring.score import ScoreReport
@@ -52,8 +52,8 @@ def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return front
 
 
-def clean_records(records: pd.DataFrame) -> pd.DataFrame:
-    return normalise_keys(records)
+def clean_records(records: Records | pd.DataFrame) -> pd.DataFrame:
+    return validated(records)
 
 
 def _seed_band(frame: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:

@@ -258,12 +258,12 @@ def write_report(report: ScoreReport, records: pd.DataFrame, out_dir: str | Path
     per-case predictions, loaded from `results` when not given.
     """
     from crsbench.core.timestamps import now
-    from crsbench.results.records import normalise_keys
+    from crsbench.results.record_set import validated
 
     started = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rec = normalise_keys(records)
+    rec = validated(records)
     data = ReportData(report, rec, sources.gather(results, rec),
                       predictions if predictions is not None else load_stored_predictions(results))
     drawn = draw_figures(data, out / "figures")

@@ -4,7 +4,7 @@ per-case predictions (`predictions`), and what is stored against what the suite 
 from crsbench.core.faces import lazy_face
 
 __getattr__, __dir__, __all__ = lazy_face(__name__, {
-    "RunRecord": "records", "ResultsStore": "store", "load_records": "store", "load_runs": "store",
+    "RunRecord": "records", "Records": "record_set", "ResultsStore": "store", "load_records": "store", "load_runs": "store",
     "Predictions": "predictions", "CaseSet": "predictions", "load_predictions": "predictions",
     "GridStatus": "coverage", "check_grid": "coverage",
 })

@@ -352,7 +352,11 @@ def aggregate_seeds(records: pd.DataFrame, suite_hash: str | None = None) -> pd.
     """
     if suite_hash is not None:
         records = select_suite(records, suite_hash)
-    rec = normalise_keys(records)
+    return seed_aggregate(normalise_keys(records))
+
+
+def seed_aggregate(rec: pd.DataFrame) -> pd.DataFrame:
+    """`aggregate_seeds` of records already validated (`normalise_keys`, or a `Records` value's frame)."""
     metrics = [m for m in METRIC_FIELDS if m in rec.columns]
     grouped = rec.groupby(list(AGGREGATE_KEY), sort=True, dropna=False)
     out = grouped.size().rename("n_seeds").to_frame()

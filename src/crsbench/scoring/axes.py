@@ -18,6 +18,7 @@ from crsbench.crs import axis_math
 from crsbench.metrics import classification as metrics
 from crsbench.crs.definition import DEFAULT_DELTA, DEFAULT_MARGIN
 from crsbench.results.records import AGGREGATE_KEY, EVALUATION_KEY, METRIC_FIELDS, REQUIRED_COLUMNS, normalise_keys  # noqa: F401 (re-exported)
+from crsbench.results.record_set import Records, validated
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
 
@@ -85,9 +86,10 @@ class AxisScores:
         return self.cube[:, t][:, :, keep], tuple(a for a, k in zip(self.axes, keep) if k)
 
 
-def normalise_records(records: pd.DataFrame) -> pd.DataFrame:
-    """Check the columns the axes need, coerce their types, reject records of several grids."""
-    return normalise_keys(records)
+def normalise_records(records: Records | pd.DataFrame) -> pd.DataFrame:
+    """Check the columns the axes need, coerce their types, reject records of several grids (once: a
+    `Records` value is valid already)."""
+    return validated(records)
 
 
 # --------------------------------------------------------------------------- per-seed axes
@@ -257,9 +259,9 @@ def debiased_calibration_errors(records: pd.DataFrame, predictions) -> pd.Series
     """metrics.calibration_error_debiased of every clean fraction-1.0 record, by record_key, from its
     stored per-case predictions (crsbench.results.predictions.Predictions); None when any of them has none.
     Shown beside the calibration axis; it is not the axis."""
-    if predictions is None or not {"record_key", "task_type"} <= set(records.columns):
+    rec = validated(records)
+    if predictions is None or not {"record_key", "task_type"} <= set(rec.columns):
         return None
-    rec = normalise_keys(records)
     full = _full_clean(rec)
     full = full[full["ece"].notna()] if "ece" in full.columns else full
     located = full.merge(predictions.index[["record_key", "test_set", "probs"]], on="record_key", how="left")
@@ -387,7 +389,7 @@ def _cohort(per_seed: pd.DataFrame, notes: list[str]) -> tuple[list[str], list[s
     return encoders, tasks, seeds
 
 
-def compute_axes(records: pd.DataFrame, *, delta: float = DEFAULT_DELTA,
+def compute_axes(records: Records | pd.DataFrame, *, delta: float = DEFAULT_DELTA,
                  margin: float = DEFAULT_MARGIN, predictions=None) -> AxisScores:
     """All four axes from a records table: per seed, per task (seed-mean) and per encoder (task-mean).
 
@@ -397,6 +399,7 @@ def compute_axes(records: pd.DataFrame, *, delta: float = DEFAULT_DELTA,
     of these records) the debiased calibration error is shown beside the calibration axis.
     """
     notes: list[str] = []
+    records = Records.of(records)  # validated here once, for every step below
     calibration_errors = debiased_calibration_errors(records, predictions)
     notes.append(CALIBRATION_NOTE)
     per_seed = per_seed_axes(records, notes, delta=delta, margin=margin, calibration_errors=calibration_errors)

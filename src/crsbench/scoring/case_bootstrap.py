@@ -28,7 +28,7 @@ from crsbench.scoring.axes import AxisScores, training_prior
 from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
-from crsbench.results.records import normalise_keys
+from crsbench.results.record_set import Records, validated
 from crsbench.scoring.statistics import OVERALL, BootstrapResult, competition_ranks
 from crsbench.metrics.weighted import WeightedMetrics, case_major
 
@@ -132,9 +132,9 @@ def _common_grid(frame: pd.DataFrame, columns: list[str], units: int) -> list[tu
     return sorted(set.intersection(*per_unit.tolist()))
 
 
-def plan_tasks(records: pd.DataFrame, stored: Predictions, axis_scores: AxisScores) -> list[TaskPlan]:
+def plan_tasks(records: Records | pd.DataFrame, stored: Predictions, axis_scores: AxisScores) -> list[TaskPlan]:
     """Map the records the axes used to their prediction files; DataError when some are missing."""
-    rec = normalise_keys(records)
+    rec = validated(records)
     rec = rec[rec["encoder"].isin(axis_scores.encoders) & rec["task"].isin(axis_scores.tasks)
               & rec["seed"].isin(axis_scores.seeds) & rec["auroc"].notna()]
     rec = rec.merge(stored.index[["record_key", "test_set", "probs"]], on="record_key", how="left")
@@ -300,13 +300,14 @@ def case_bootstrap(
     """Paired hierarchical bootstrap of the CRS (module docstring): config.n_boot draws from config.seed."""
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
+    records = Records.of(records)  # validated once; plan_tasks and the task types reuse it
     plans = plan_tasks(records, stored, axis_scores)
     encoders = list(axis_scores.encoders)
     ref = reference_index(encoders, reference)
     n_enc, n_seeds, n_draws = len(encoders), len(axis_scores.seeds), config.n_boot + 1
     rng = np.random.default_rng(config.seed)
     seed_counts = np.vstack([np.ones(n_seeds), rng.multinomial(n_seeds, np.full(n_seeds, 1 / n_seeds), config.n_boot)])
-    task_types = _task_types(records)
+    task_types = _task_types(records.frame)
 
     per_task: dict[str, np.ndarray] = {}
     for plan in plans:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
 from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
-from crsbench.results.records import aggregate_seeds
+from crsbench.results.record_set import Records
 from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
 from crsbench.errors import DataError
 from crsbench.results.coverage import CELL, check_grid, stored_cells
@@ -448,7 +448,7 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, base
 
 
 def score_records(
-    records: pd.DataFrame,
+    records: Records | pd.DataFrame,
     reference: str | None = None,
     config: CRSConfig = DEFAULT_CONFIG,
     *,
@@ -475,7 +475,8 @@ def score_records(
         notes.extend(stage_notes)
         return result
 
-    records, predictions = keep(grid_stage(records, predictions, incomplete))
+    kept, predictions = keep(grid_stage(Records.of(records).frame, predictions, incomplete))
+    records = Records(kept)  # validated once, above; a subset of valid records stays valid
     axis_scores = keep(axes_stage(records, config, predictions))
     reference = keep(reference_stage(list(axis_scores.encoders), reference))
     baselines = keep(baseline_stage(list(axis_scores.encoders), baselines))
@@ -519,7 +520,7 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         rank_agreement=agreement.table,
         reversed_pairs=agreement.reversed_pairs,
         weight_sensitivity=sensitivity,
-        seed_summary=aggregate_seeds(records),
+        seed_summary=records.seed_means(),
         reference=reference,
         axes_used=tuple(axis_scores.axes),
         axes_missing=dict(axis_scores.missing),
