@@ -142,7 +142,7 @@ class DatasetSpec(BaseModel):
 def check_perturbation_selection(select):
     """auto, none, a modality's set, or a list of perturbation names."""
     from crsbench.modalities import ALIASES
-    from crsbench.perturbations import MODALITIES, PERTURBATIONS
+    from crsbench.perturbations.names import MODALITIES, PERTURBATION_NAMES as PERTURBATIONS  # no torch
 
     select = ALIASES.get(select, select) if isinstance(select, str) else select  # old spellings still read
     if isinstance(select, str) and select not in ("auto", "none", *MODALITIES):

@@ -112,7 +112,14 @@ class ModuleEncoder:
                 return out
 
         self._runner = _Runner(spec, device=device, precision=precision)
-        self.spec = self._runner.spec
+
+    @property
+    def spec(self) -> EncoderSpec:
+        return self._runner.spec
+
+    @spec.setter
+    def spec(self, spec: EncoderSpec) -> None:
+        self._runner.spec = spec
 
     @property
     def model(self):
