@@ -123,6 +123,7 @@ def _fields(name: str) -> dict:
         else:
             fields.update({k: getattr(built, k) for k in FROM_MODEL_FIELDS})
             fields["mean"], fields["std"] = list(built.mean), list(built.std)
+            fields["card"] = built.card
     fields["revision"] = spec.revision_label
     fields["embed_dim"] = spec.embed_dim or "from the first batch"
     if built is not None:
