@@ -231,10 +231,15 @@ def lab_code(tmp_path, monkeypatch):
         del sys.modules[name]
 
 
-def test_a_factory_may_return_a_bare_function(lab_code):
+def test_a_factory_may_return_a_bare_function_or_be_the_embed_function(lab_code):
     made = registry.get_encoder("lab_byo.encoders:make")
     assert made.spec.name == "lab_byo.encoders.make" and made.spec.input_size == 224
     assert made.encode(np.ones((2, 224, 224, 3), np.float32)).shape == (2, 3)
+    direct = registry.get_encoder("lab_byo.encoders:embed")  # a function of the images: no factory needed
+    assert direct.spec.name == "lab_byo.encoders.embed"
+    np.testing.assert_array_equal(direct.encode(np.ones((1, 224, 224, 3), np.float32)), [[1.0, 1.0, 1.0]])
+    with pytest.raises(EncoderError, match="bad options"):  # given options, it is called as a factory
+        registry.get_encoder("lab_byo.encoders:embed", size=3)
 
 
 def test_the_suite_select_writes_records_where_the_code_lives_and_runs_from_the_shell(tmp_path, lab_code):
@@ -332,3 +337,25 @@ def test_the_encoders_table_fits_and_keeps_names_and_values(width):
         assert any(row[0] in line for line in lines), row[0]  # the name whole, on one line
         for cell in row[1:]:
             assert "".join(str(cell).split())[:12] in flat, (row[0], cell)
+
+
+def test_the_shortest_yaml_encoder_is_a_two_line_module_beside_its_suite(tmp_path):
+    """`encoders: [my_lab:embed]` next to my_lab.py runs from any folder, with no PYTHONPATH."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "my_lab_short.py").write_text("def embed(images):\n    return images.mean(axis=(1, 2))\n")
+    (project / "suite.yaml").write_text(textwrap.dedent("""
+        name: shortest
+        output: results
+        encoders: [my_lab_short:embed]
+        tasks: [{name: derm, dataset: {kind: demo, specialty: derm, n_train: 40, n_val: 20, n_test: 20}}]
+        seeds: [0]
+        fractions: [1.0]
+        probe: {c_grid: [1.0]}
+    """))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run([sys.executable, "-m", "crsbench", "run", str(project / "suite.yaml")],
+                          capture_output=True, text=True, cwd=elsewhere, env={**os.environ, "PYTHONPATH": SRC})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _encoders_in(project / "results") == {"my_lab_short:embed"}

@@ -326,13 +326,26 @@ def _resolve_paths(raw: dict, base: Path) -> dict:
 
 
 def _resolve_encoder(encoder: Any, base: Path, field: str) -> Any:
+    if isinstance(encoder, str) and ":" in encoder:
+        encoder = {"name": encoder}
     if isinstance(encoder, dict) and isinstance(encoder.get("python_path"), str):
         encoder = {**encoder, "python_path": _path(encoder["python_path"], base, f"{field}.python_path")}
+    elif isinstance(encoder, dict) and _beside(encoder.get("name"), base):
+        # user code next to the suite file is found without PYTHONPATH: the suite's folder is its import root
+        encoder = {**encoder, "python_path": str(base)}
     if not isinstance(encoder, dict) or not isinstance(encoder.get("options"), dict):
         return encoder
     options = encoder["options"]
     resolved = _resolve_options(options, ENCODER_PATH_OPTIONS, base, f"{field}.options")
     return encoder if resolved == options else {**encoder, "options": resolved}
+
+
+def _beside(name: Any, base: Path) -> bool:
+    """A module:factory whose top-level module is a file or package in the suite's own folder."""
+    if not isinstance(name, str) or ":" not in name:
+        return False
+    top = name.partition(":")[0].split(".")[0]
+    return bool(top) and ((base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file())
 
 
 def _resolve_options(options: dict, keys: tuple[str, ...], base: Path, field: str, strict: bool = True) -> dict:

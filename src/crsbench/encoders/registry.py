@@ -232,7 +232,12 @@ def encoder_from_factory(reference: str, **options):
     """User code: a factory returning an Encoder, or an EncoderSpec that is then built. The factory's
     module file is part of the encoder's identity: editing the code re-embeds instead of serving old vectors."""
     factory = load_factory(reference)
-    made = factory if _is_module(factory) else None  # a module object itself is the encoder's model
+    # a torch module, or (given no options) a function with a required positional argument, the images,
+    # is itself the encoder's model; anything else is a factory of the suite's options
+    made = factory if _is_module(factory) or (not options and _takes_images(factory)) else None
+    if made is not None and options:
+        raise EncoderError(f"encoder {reference!r} is a torch module: it takes no options (got {sorted(options)}); "
+                           "write a factory for options")
     if made is None:
         try:
             made = factory(**options)
@@ -274,6 +279,18 @@ def code_identity(module_name: str) -> str:
         return "no-file"
     with open(path, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()[:12]
+
+
+def _takes_images(obj) -> bool:
+    """A plain function with a required positional parameter: an embed function, not a factory."""
+    import inspect
+    import types
+
+    if not isinstance(obj, types.FunctionType):
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return any(p.kind in positional and p.default is inspect.Parameter.empty
+               for p in inspect.signature(obj).parameters.values())
 
 
 def _is_module(obj) -> bool:
