@@ -164,8 +164,8 @@ def get_encoder(name: str, **options):
 
 def load_factory(reference: str, python_path: str | None = None) -> Callable:
     """'package.module:attribute' -> the callable it names, or one line saying what is wrong.
-    `python_path`: the folder the module is imported from (a suite's `python_path`), put first on
-    sys.path only when it holds that module's top-level package, so a suite cannot add any other folder."""
+    `python_path`: the folder the module is imported from (a suite's `python_path`), added to sys.path
+    only when it holds that module's top-level package, so a suite cannot add any other folder."""
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise EncoderError(f"encoder {reference!r}: user code is named 'module:factory'")
@@ -190,7 +190,7 @@ def _holds(folder, top: str) -> bool:
 
 
 def add_import_root(reference: str, folder: str) -> None:
-    """Put `folder` first on sys.path if it holds the reference's top-level module; else one line."""
+    """Put `folder` on sys.path if it holds the reference's top-level module; else one line."""
     import os
     import sys
 
@@ -198,7 +198,8 @@ def add_import_root(reference: str, folder: str) -> None:
     if not os.path.isdir(folder) or not _holds(folder, top):
         raise EncoderError(f"encoder {reference!r}: python_path {folder} does not hold the module {top!r}")
     if folder not in sys.path:
-        sys.path.insert(0, folder)
+        # last, not first: a suite's folder must never shadow the standard library or an installed package
+        sys.path.append(folder)
         importlib.invalidate_caches()
 
 
