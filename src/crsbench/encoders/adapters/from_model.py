@@ -73,6 +73,7 @@ def timm_values(spec: EncoderSpec, arch: str) -> EncoderSpec:
 
 # --- open_clip -------------------------------------------------------------------------------------
 
+OPEN_CLIP_CONFIG = "open_clip_config.json"  # the repository's config, as the open_clip adapter reads it
 OPEN_CLIP_RULES = {"shortest": "shorter-side", "squash": "squash", "longest": "pad"}
 
 
@@ -100,11 +101,9 @@ def _open_clip_configs(spec: EncoderSpec, builtin, weights) -> tuple[dict, dict,
         if config is None:
             raise EncoderError(f"encoder {spec.name!r}: open_clip has no built-in model {builtin!r}")
         return config, config.get("preprocess_cfg", {}), f"open_clip built-in config {builtin}"
-    from crsbench.encoders.adapters.open_clip_adapter import CONFIG_FILE
-
-    path = weights.file(CONFIG_FILE, weights=False)
+    path = weights.file(OPEN_CLIP_CONFIG, weights=False)
     data = json.loads(path.read_text())
-    return data["model_cfg"], data.get("preprocess_cfg", {}), f"{CONFIG_FILE} preprocess_cfg"
+    return data["model_cfg"], data.get("preprocess_cfg", {}), f"{OPEN_CLIP_CONFIG} preprocess_cfg"
 
 
 # --- transformers ----------------------------------------------------------------------------------
@@ -166,7 +165,7 @@ def where_from(spec: EncoderSpec) -> str:
     if library == "timm":
         return f"timm pretrained_cfg of {adapter.arch}"
     if library == "open_clip":
-        return f"open_clip built-in config {adapter.model}" if adapter.model else "open_clip_config.json preprocess_cfg"
+        return f"open_clip built-in config {adapter.model}" if adapter.model else f"{OPEN_CLIP_CONFIG} preprocess_cfg"
     return "the image processor of preprocessor_config.json"
 
 

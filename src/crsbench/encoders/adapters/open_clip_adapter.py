@@ -17,7 +17,7 @@ WEIGHT_FILES = (
     "open_clip_pytorch_model.bin",
     "open_clip_pytorch_model.pth",
 )
-CONFIG_FILE = "open_clip_config.json"
+CONFIG_FILE = from_model.OPEN_CLIP_CONFIG
 
 
 class OpenClipEncoder(TorchEncoderBase):
