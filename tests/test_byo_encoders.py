@@ -17,8 +17,8 @@ from crsbench import api
 from crsbench.encoders import registry
 from crsbench.encoders.byo import describe, encoder, identity
 from crsbench.errors import EncoderError, SuiteError
-from crsbench.store import ResultsStore
-from crsbench.suite import parse_suite
+from crsbench.results.store import ResultsStore
+from crsbench.plan.suite import parse_suite
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -285,7 +285,7 @@ def test_a_weights_path_stays_out_of_the_displayed_name(tmp_path):
 
 
 def test_validate_starts_without_torch(tmp_path):
-    code = ("import sys\nfrom crsbench.cli import app\n"
+    code = ("import sys\nfrom crsbench.cli.main import app\n"
             "try:\n    app(['validate', 'demo-quick'], prog_name='crsbench')\nexcept SystemExit:\n    pass\n"
             "print('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
@@ -309,7 +309,7 @@ def test_a_suite_folder_dataset_finds_images_under_images_as_select_does(tmp_pat
 def test_a_refused_select_leaves_no_output_folder(tmp_path):
     from typer.testing import CliRunner
 
-    from crsbench.cli import app
+    from crsbench.cli.main import app
     from test_select_cli import _folder, _rows
 
     folder = _folder(tmp_path, _rows({"nevus": 12, "melanoma": 12}))
@@ -323,7 +323,7 @@ def test_a_refused_select_leaves_no_output_folder(tmp_path):
 def test_the_encoders_table_fits_and_keeps_names_and_values(width):
     from rich.console import Console
 
-    from crsbench.cli_encoders import registry_table
+    from crsbench.cli.encoders import registry_table
 
     view = registry_table()
     console = Console(width=width, record=True, color_system=None, soft_wrap=True)

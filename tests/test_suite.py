@@ -4,9 +4,9 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from crsbench.cli import app
+from crsbench.cli.main import app
 from crsbench.errors import SuiteError
-from crsbench.suite import load_suite
+from crsbench.plan.suite import load_suite
 
 GOOD = """
 name: t

@@ -13,8 +13,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from crsbench.cli_console import Output
-from crsbench.cli_errors import handled
+from crsbench.cli.console import Output
+from crsbench.cli.errors import handled
 from crsbench.encoders.spec import FROM_MODEL_FIELDS
 
 encoders_app = typer.Typer(

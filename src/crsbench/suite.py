@@ -13,10 +13,10 @@ from typing import Any, Optional, Union
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_serializer,
                       model_validator)
 
-from crsbench.crs import CRSConfig
+from crsbench.crs.definition import CRSConfig
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.errors import SuiteError
-from crsbench.safe_yaml import load_yaml, read_bounded
+from crsbench.core.safe_yaml import load_yaml, read_bounded
 
 DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
 MAX_SEED = 2**32 - 1
@@ -141,7 +141,7 @@ class DatasetSpec(BaseModel):
 
 def check_perturbation_selection(select):
     """auto, none, a modality's set, or a list of perturbation names."""
-    from crsbench.modalities import ALIASES
+    from crsbench.core.modalities import ALIASES
     from crsbench.perturbations.names import MODALITIES, PERTURBATION_NAMES as PERTURBATIONS  # no torch
 
     select = ALIASES.get(select, select) if isinstance(select, str) else select  # old spellings still read

@@ -9,7 +9,7 @@ reworded without invalidating a cache.
 Preprocessing (`pixels()`): the extraction engine makes each encoder's input from the decoded image
 in one float resize by the card's rule (`shorter-side` then centre `crop`, whole-image `squash`, or
 aspect-preserving `pad`), with `interpolation` and `antialias`, never rounded back to uint8 (see
-`crsbench.pixels`); the encoder then reorders channels when `channel_order` is BGR and normalises with
+`crsbench.encoders.pixels`); the encoder then reorders channels when `channel_order` is BGR and normalises with
 `mean` and `std` on [0, 1] pixels.
 """
 
@@ -20,7 +20,7 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from crsbench.hashing import sha256_of
+from crsbench.core.hashing import sha256_of
 from crsbench.errors import EncoderError
 
 # Bumped whenever the fingerprint's material, or what the engine feeds the encoder, changes on purpose:
@@ -132,7 +132,7 @@ class EncoderSpec(_Strict):
     resize: Optional[int] = Field(None, gt=0)  # shorter side (shorter-side), square (squash) or longer side (pad)
     crop: Optional[int] = Field(None, gt=0)  # centre crop after the resize; None = no crop
     interpolation: Interpolation = "bilinear"
-    pixel_rule: PixelRuleName = "shorter-side"  # what a non-square image becomes; see crsbench.pixels
+    pixel_rule: PixelRuleName = "shorter-side"  # what a non-square image becomes; see crsbench.encoders.pixels
     antialias: bool = True  # as PIL resizes; False: plain interpolation (e.g. TensorFlow's default resize)
     channel_order: ChannelOrder = "RGB"  # BGR for checkpoints trained on OpenCV/Keras-ordered pixels
     mean: Optional[Triple] = None
@@ -206,8 +206,8 @@ class EncoderSpec(_Strict):
                                "when the encoder is built")
 
     def pixels(self):
-        """The engine's resize for this encoder, as a value (`crsbench.pixels.PixelRule`)."""
-        from crsbench.pixels import PixelRule
+        """The engine's resize for this encoder, as a value (`crsbench.encoders.pixels.PixelRule`)."""
+        from crsbench.encoders.pixels import PixelRule
 
         self._require_resolved()
 

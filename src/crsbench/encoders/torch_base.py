@@ -2,7 +2,7 @@
 
 `TorchEncoderBase` owns the device (cuda, then mps, then cpu), optional bf16/fp16 autocast on a GPU,
 `torch.inference_mode`, the channel order and the mean/std normalisation (the engine has already made
-the card's square input, `crsbench.pixels`); a subclass only builds its model and says which output is
+the card's square input, `crsbench.encoders.pixels`); a subclass only builds its model and says which output is
 the embedding.
 """
 

@@ -26,7 +26,7 @@ from crsbench.selection.compose import SELECT_C_GRID, SUITE_FILE, TASK_NAME, com
 from crsbench.selection.duration import format_budget, format_duration, round_up_budget
 from crsbench.selection.source import open_cohort
 from crsbench.selection.validate import check_cohort
-from crsbench.suite import DEFAULT_FRACTIONS, EncoderChoice, Suite, load_suite, parse_suite
+from crsbench.plan.suite import DEFAULT_FRACTIONS, EncoderChoice, Suite, load_suite, parse_suite
 
 ARGUMENTS_FILE = "select.json"  # the arguments the suite was planned from: same arguments, same suite
 SELECT_N_BOOT = 2_000  # the draws `api.select` scores with (its scoring time is planned for)
@@ -134,9 +134,9 @@ def encoder_labels(entries: list) -> list[str]:
 
 def prepare_selection(request: SelectionRequest, say: Say = _silent) -> PreparedSelection:
     """Understand, check, measure, plan and write the suite (module docstring)."""
-    from crsbench.class_support import counts_line
+    from crsbench.run.class_support import counts_line
     from crsbench.datasets.registry import get_dataset
-    from crsbench.embed import default_cache_dir
+    from crsbench.embed.cache import default_cache_dir
     from crsbench.selection.validate import check_images_readable
 
     started = time.perf_counter()
@@ -226,7 +226,7 @@ def _plan(entries, labels, dataset, shift_dataset, counts_by_split, request: Sel
     holds, then the plan that fits what is left of the budget (the time spent so far, since `started`, is
     part of it). Returns the plan, the measured costs and a line on the cached share."""
     from crsbench.perturbations import MODALITY_SETS
-    from crsbench.probe import ProbeConfig
+    from crsbench.probe.linear import ProbeConfig
     from crsbench.selection.cached import cached_embeddings, open_existing_cache
     from crsbench.selection.measure import measure_encoder
 
