@@ -110,13 +110,92 @@ def with_executor(suite: Suite, kind: str | None = None, address: str | None = N
     return suite.model_copy(update={"executor": spec})
 
 
+def encoder(name: str, fn, **preprocessing):
+    """Your own encoder from a name and an embed function or torch module, with the defaults of
+    crsbench.encoders.byo.encoder (224 px centre square; a module gets ImageNet mean/std)."""
+    from crsbench.encoders.byo import encoder as make
+
+    return make(name, fn, **preprocessing)
+
+
+def with_encoders(suite: Suite | str | Path, encoders, *, replace: bool = False) -> Suite:
+    """The suite with more encoders (or only these, with `replace`). Each item is a registry name or
+    `module:factory`, a suite entry mapping, an EncoderSpec, or an object of this process: an encoder
+    (`spec` and `encode`), a torch module or a named function (as `encoder(fn.__name__, fn)`). Objects
+    are registered for this process under their spec's name, replacing an earlier registration of
+    theirs (a notebook cell run again), never a catalogue encoder."""
+    from crsbench.encoders.spec import EncoderSpec
+    from crsbench.plan.suite import EncoderChoice
+
+    suite = open_suite(suite)
+    added = [_choice(item, EncoderChoice, EncoderSpec) for item in encoders]
+    chosen = added if replace else [*suite.encoders, *added]
+    # the suite's own values as they are (not dumped and re-read), with the encoders changed
+    data = {**{field: getattr(suite, field) for field in suite.model_fields_set}, "encoders": chosen}
+    if replace and suite.reference is not None and suite.reference not in [c.label for c in chosen]:
+        data["reference"] = None
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(suite)"
+        raise SuiteError(f"encoders: {field}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def _choice(item, choice_model, spec_model):
+    from crsbench.encoders import registry
+
+    if isinstance(item, choice_model):
+        return item
+    if isinstance(item, str):
+        return choice_model(name=item)
+    if isinstance(item, dict):
+        return choice_model.model_validate(item)
+    if isinstance(item, spec_model):
+        return choice_model(spec=item)
+    if not registry._is_encoder(item):
+        name = getattr(item, "__name__", None) or (type(item).__name__ if registry._is_module(item) else None)
+        if not name or not callable(item) or name == "<lambda>":
+            raise SuiteError(f"encoders: cannot tell what to call {item!r}: give it a name with "
+                             "crsbench.api.encoder('my-name', fn)")
+        item = encoder(name, item)
+    name = item.spec.name
+    if name in registry.encoder_names() and not registry.is_process_local(name):
+        raise SuiteError(f"encoders: {name!r} is a catalogue encoder's name; name yours differently")
+    registry.register_encoder(item, replace=True)
+    return choice_model(name=name)
+
+
+def process_local_encoders(suite: Suite) -> list[str]:
+    """The suite's encoders that exist only in this Python process (register_encoder(), api.run(encoders=))."""
+    from crsbench.encoders.registry import is_process_local
+
+    return [c.label for c in suite.encoders if c.spec is None and c.name and is_process_local(c.name)]
+
+
+def check_executor_reach(suite: Suite, executor: Executor | None = None) -> None:
+    """An encoder of this process cannot be built by another: refused in one line before any work."""
+    kind = executor.name if executor is not None else suite.executor.kind
+    local = process_local_encoders(suite)
+    if kind != "local" and local:
+        from crsbench.errors import EncoderError
+
+        raise EncoderError(
+            f"encoder {local[0]!r} exists only in this Python process, and the {kind} executor builds encoders "
+            "in other processes: run it with executor local, or make it importable there as module:factory "
+            "(docs/encoders.md)")
+
+
 def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: str | Path | None = None,
-        wait_s: float = 0.0, executor: Executor | None = None) -> "RunSummary":
+        wait_s: float = 0.0, executor: Executor | None = None, encoders=None) -> "RunSummary":
     """Run a suite; `wait_s`: how long to wait for another run holding the same output; `executor` (an
-    executors.Executor) overrides the suite's `executor:` block."""
+    executors.Executor) overrides the suite's `executor:` block; `encoders`: more encoders for this run,
+    as `with_encoders` takes them (torch modules and functions of this process included)."""
     from crsbench.run.runner import SuiteRun  # torch and the encoders load only for a run
 
-    return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir, wait_s=wait_s, executor=executor).run()
+    suite = open_suite(suite) if encoders is None else with_encoders(suite, encoders)
+    check_executor_reach(suite, executor)
+    return SuiteRun(suite, progress=progress, cache_dir=cache_dir, wait_s=wait_s, executor=executor).run()
 
 
 def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:

@@ -272,6 +272,7 @@ class FolderDataset(FileSplits, DatasetKind):
         self._check_paths_exist()
         rows = self._read_rows()
         self.ids = self._image_ids(rows)
+        self.root = self._image_root()
         self.files = self._resolve_image_files(rows)
         self.class_names, self.labels = self._parse_labels(rows, options.class_names)
         self.groups = self._groups(rows)
@@ -367,6 +368,21 @@ class FolderDataset(FileSplits, DatasetKind):
             shown = ", ".join(missing[:_SHOWN]) + (", ..." if len(missing) > _SHOWN else "")
             raise DataError(f"{self.csv_path}: {len(missing)} listed images not found under {self.root}: {shown}")
         return files
+
+    def _image_root(self) -> Path:
+        """`root`, or its `images/` where only that holds the first listed image: the layout `crsbench
+        select` reads (labels.csv beside images/). A linked `images/` must lead inside `root`."""
+        images = self.root / "images"
+        first = str(self.ids[0]) if len(self.ids) else ""
+        if not first or os.path.isabs(first) or ".." in Path(first).parts:  # refused later, before any stat
+            return self.root
+        if not images.is_dir() or self._find_image(first) is not None:
+            return self.root
+        inside = os.path.realpath(images).startswith(os.path.realpath(self.root) + os.sep)
+        if not inside:
+            return self.root
+        found = FolderDataset._find_image(_Under(images, self.extensions), first)
+        return images if found is not None else self.root
 
     def _find_image(self, image_id: str) -> Path | None:
         path = self.root / image_id
@@ -567,3 +583,10 @@ def is_integer(value: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+class _Under:
+    """What `_find_image` reads, for a folder other than the dataset's root."""
+
+    def __init__(self, root: Path, extensions: tuple[str, ...]):
+        self.root, self.extensions = root, extensions

@@ -34,6 +34,7 @@ Source = Literal["timm", "open_clip", "transformers", "local", "efficientnet-lit
 Output = Literal["cls", "pooled", "projected", "pre-projection", "pixels", "descriptors"]
 Interpolation = Literal["bilinear", "bicubic"]
 PixelRuleName = Literal["shorter-side", "squash", "pad"]
+Preprocessing = Literal["card", "from_model"]
 ChannelOrder = Literal["RGB", "BGR"]
 ReducedPrecision = Literal["bf16", "fp16"]
 Triple = tuple[float, float, float]
@@ -106,6 +107,10 @@ AdapterOptions = Union[
     UserOptions,
 ]
 
+# what `preprocessing: from_model` fills from the model's config (absent or at their defaults until then)
+FROM_MODEL_FIELDS = ("resize", "crop", "interpolation", "pixel_rule", "antialias", "mean", "std")
+FROM_MODEL_SOURCES = ("timm", "open_clip", "transformers", "local")
+
 # what changes the vectors; the rest of the spec is description
 VECTOR_FIELDS = frozenset({
     "source", "identifier", "hub_repo", "revision", "resize", "crop", "interpolation", "pixel_rule", "antialias",
@@ -119,17 +124,21 @@ class EncoderSpec(_Strict):
     identifier: str = Field(min_length=1)  # what a person searches for: hub repo or the checkpoint's public name
     hub_repo: Optional[str] = None  # where weight files download from (None: local `weights:` only)
     revision: Optional[str] = None  # a pinned commit or release; None = not pinned (the hub's default branch)
-    licence: str
-    resize: int = Field(gt=0)  # shorter side (shorter-side), square (squash) or longer side (pad) after the resize
+    licence: str = "unspecified"
+    # card: the fields below say it; from_model: the model's own config (timm pretrained_cfg, open_clip
+    # preprocess_cfg, a transformers image processor) fills resize, crop, rule, filter, mean and std when
+    # the encoder is built (crsbench.encoders.adapters.from_model), and the built spec holds the values
+    preprocessing: Preprocessing = "card"
+    resize: Optional[int] = Field(None, gt=0)  # shorter side (shorter-side), square (squash) or longer side (pad)
     crop: Optional[int] = Field(None, gt=0)  # centre crop after the resize; None = no crop
     interpolation: Interpolation = "bilinear"
     pixel_rule: PixelRuleName = "shorter-side"  # what a non-square image becomes; see crsbench.encoders.pixels
     antialias: bool = True  # as PIL resizes; False: plain interpolation (e.g. TensorFlow's default resize)
     channel_order: ChannelOrder = "RGB"  # BGR for checkpoints trained on OpenCV/Keras-ordered pixels
-    mean: Triple
-    std: Triple
+    mean: Optional[Triple] = None
+    std: Optional[Triple] = None
     output: Output  # which output of the model is the embedding
-    embed_dim: int = Field(gt=0)
+    embed_dim: Optional[int] = Field(None, gt=0)  # None: known from the first batch (description only)
     adapter: AdapterOptions
     precision: Optional[ReducedPrecision] = None  # set by the encoder when it runs below fp32
     # description for people, never part of the fingerprint
@@ -145,7 +154,10 @@ class EncoderSpec(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _adapter_for_source(cls, data: Any) -> Any:
-        """A plain mapping under `adapter` is read with the source's own options model."""
+        """A plain mapping under `adapter` is read with the source's own options model; no `identifier`
+        means the name is the identifier."""
+        if isinstance(data, dict) and data.get("identifier") is None and isinstance(data.get("name"), str):
+            data = {**data, "identifier": data["name"]}
         if isinstance(data, dict) and isinstance(data.get("adapter", {}), dict):
             model = ADAPTER_OPTIONS.get(data.get("source"))
             if model is not None:
@@ -158,6 +170,19 @@ class EncoderSpec(_Strict):
         if type(self.adapter) is not expected:
             got = type(self.adapter).__name__
             raise ValueError(f"adapter: source {self.source!r} takes {expected.__name__}, got {got}")
+        if self.preprocessing == "from_model":
+            given = [f for f in FROM_MODEL_FIELDS if getattr(self, f) != EncoderSpec.model_fields[f].default]
+            if given:
+                raise ValueError(f"preprocessing from_model reads {', '.join(FROM_MODEL_FIELDS)} from the model's "
+                                 f"config: leave out {', '.join(given)}")
+            if self.source not in FROM_MODEL_SOURCES:
+                raise ValueError(f"preprocessing from_model: source {self.source!r} has no model config to read; "
+                                 f"give resize, mean and std (from_model works for {', '.join(FROM_MODEL_SOURCES)})")
+            return self
+        missing = [f for f in ("resize", "mean", "std") if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"{missing[0]}: field required (or preprocessing: from_model for a timm, open_clip or "
+                             "transformers model)")
         if self.crop is not None and self.crop > self.resize:
             raise ValueError(f"crop {self.crop} is larger than resize {self.resize}")
         if any(s <= 0 for s in self.std):
@@ -165,14 +190,26 @@ class EncoderSpec(_Strict):
         return self
 
     @property
+    def resolved(self) -> bool:
+        """False for a `from_model` spec before its encoder is built: its pixel values are not known yet."""
+        return self.preprocessing == "card"
+
+    @property
     def input_size(self) -> int:
         """The side of the square `encode` receives."""
+        self._require_resolved()
         return self.crop or self.resize
+
+    def _require_resolved(self) -> None:
+        if not self.resolved:
+            raise EncoderError(f"encoder {self.name!r}: preprocessing from_model is read from the model's config "
+                               "when the encoder is built")
 
     def pixels(self):
         """The engine's resize for this encoder, as a value (`crsbench.encoders.pixels.PixelRule`)."""
         from crsbench.encoders.pixels import PixelRule
 
+        self._require_resolved()
         # "shorter side, then centre-crop" always ends square: no crop named means the square of `resize`
         crop = self.crop or (self.resize if self.pixel_rule == "shorter-side" else None)
         # the library that preprocesses on the card places an odd crop margin its own way
@@ -189,6 +226,7 @@ class EncoderSpec(_Strict):
 
     def fingerprint(self) -> str:
         """Changes whenever the vectors could change, and only then."""
+        self._require_resolved()
         material = self.model_dump(mode="json", include=set(VECTOR_FIELDS))
         return sha256_of(FINGERPRINT_VERSION, json.dumps(material, sort_keys=True))[:16]
 

@@ -74,11 +74,40 @@ class TorchEncoderBase(EncoderBase):
             raise EncoderError(
                 f"encoder {spec.name!r}: {type(self).__name__} returns {' or '.join(self.outputs)}, not {spec.output!r}"
             )
-        self.device = select_device(device)
-        self.precision = resolve_precision(self.device, precision)
-        # reduced precision changes the vectors, so it is part of the spec's fingerprint
-        self.spec = spec.replace(precision=None if self.precision == "fp32" else self.precision)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        # the device, and with it the precision, is chosen on first use: building an encoder to check a
+        # suite (`crsbench validate`) then needs no torch
+        self._asked = (device, precision)
+        self._spec_given = spec
+        self._chosen: tuple[str, str, EncoderSpec] | None = None
         self._model = None
+
+    def _choose(self) -> tuple[str, str, EncoderSpec]:
+        if self._chosen is None:
+            device = select_device(self._asked[0])
+            precision = resolve_precision(device, self._asked[1])
+            # reduced precision changes the vectors, so it is part of the spec's fingerprint
+            spec = self._spec_given.replace(precision=None if precision == "fp32" else precision)
+            self._chosen = (device, precision, spec)
+        return self._chosen
+
+    @property
+    def device(self) -> str:
+        return self._choose()[0]
+
+    @property
+    def precision(self) -> str:
+        return self._choose()[1]
+
+    @property
+    def spec(self) -> EncoderSpec:
+        return self._choose()[2]
+
+    @spec.setter
+    def spec(self, spec: EncoderSpec) -> None:
+        device, precision, _ = self._choose()
+        self._chosen = (device, precision, spec)
 
     def build_model(self):
         raise NotImplementedError

@@ -8,12 +8,26 @@ Public API:
 See docs/perturbations.md for the parameter table.
 """
 
-from crsbench.perturbations.core import image_seed, perturb
-from crsbench.perturbations.families import REFERENCE_SIZE
-from crsbench.perturbations.preview import contact_sheet
-from crsbench.perturbations.registry import PERTURBATIONS, SEVERITIES, PerturbationSpec, get_perturbation
-from crsbench.perturbations.sets import MODALITIES, MODALITY_SETS, markdown_table, modality_set
-from crsbench.perturbations.ssim import ssim
+import importlib
+
+# name -> the submodule holding it; imported on first use, so that the names alone (a suite's check)
+# never import torch
+_HOMES = {
+    "image_seed": "core", "perturb": "core", "REFERENCE_SIZE": "families", "contact_sheet": "preview",
+    "PERTURBATIONS": "registry", "SEVERITIES": "registry", "PerturbationSpec": "registry",
+    "get_perturbation": "registry", "MODALITIES": "names", "MODALITY_SETS": "names", "markdown_table": "sets",
+    "modality_set": "sets", "ssim": "ssim",
+}
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # also over the submodule of the same name (ssim) its import just set here
+    return value
+
 
 __all__ = [
     "MODALITIES",

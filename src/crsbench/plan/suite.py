@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_serializer,
+                      model_validator)
 
 from crsbench.crs.definition import CRSConfig
 from crsbench.encoders.spec import EncoderSpec
@@ -32,35 +33,38 @@ class _Strict(BaseModel):
 class EncoderChoice(_Strict):
     """One encoder of a suite: a registry name, user code (`module:factory`), or an inline `spec`."""
 
+    # module:factory only: the folder its module is imported from (what PYTHONPATH would have to hold);
+    # `crsbench select` records it, so the suite it writes runs from the shell as it is
+    python_path: Optional[str] = None  # first: `name` is imported with it
     name: Optional[str] = None
     spec: Optional[EncoderSpec] = None  # an inline encoder spec (the fields of crsbench.encoders.spec.EncoderSpec)
     options: dict[str, Any] = Field(default_factory=dict)
     label_: Optional[str] = Field(None, alias="label", pattern=r"^[A-Za-z0-9_.@=,-]+$")
     baseline: bool = False  # a floor baseline: scored, but left out of the rank statistics
-    # path options as the suite file wrote them (set when they were resolved), for the label only
-    written_options: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
 
     @field_validator("name")
     @classmethod
-    def _known(cls, name: Optional[str]) -> Optional[str]:
-        from crsbench.encoders.registry import encoder_names, load_factory
+    def _known(cls, name: Optional[str], info: ValidationInfo) -> Optional[str]:
+        from crsbench.encoders.registry import LOCAL_HINT, encoder_names, load_factory
         from crsbench.errors import EncoderError
 
         if name is None:
             return name
         if ":" in name:
             try:
-                load_factory(name)
+                load_factory(name, info.data.get("python_path"))
             except EncoderError as error:
                 raise ValueError(str(error)) from None
         elif name not in encoder_names():
-            raise ValueError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}")
+            raise ValueError(f"unknown encoder {name!r}; known: {', '.join(encoder_names())}{LOCAL_HINT}")
         return name
 
     @model_validator(mode="after")
     def _one_source(self) -> "EncoderChoice":
         if (self.name is None) == (self.spec is None):
             raise ValueError("give exactly one of `name` (a registry name or module:factory) and `spec`")
+        if self.python_path is not None and (self.name is None or ":" not in self.name):
+            raise ValueError("python_path: only a module:factory encoder is imported from a folder")
         return self
 
     @model_serializer(mode="wrap")
@@ -69,7 +73,7 @@ class EncoderChoice(_Strict):
         # `baseline` is left out when false for the same reason
         return {
             k: v for k, v in handler(self).items()
-            if not (k in ("name", "spec") and v is None) and not (k == "baseline" and v is False)
+            if not (k in ("name", "spec", "python_path") and v is None) and not (k == "baseline" and v is False)
         }
 
     @property
@@ -80,16 +84,27 @@ class EncoderChoice(_Strict):
         base = self.name if self.spec is None else self.spec.name
         if not self.options:
             return base
-        shown = {**self.options, **self.written_options}
+        # a path option shows its last part: the folder it sits in belongs to this machine, not to the name
+        # (the weights' identity is in the encoder's revision; two files of one name need labels)
+        shown = {k: (_last_part(v) if k in ENCODER_PATH_OPTIONS else v) for k, v in self.options.items()}
         return base + "@" + ",".join(f"{k}={v}" for k, v in sorted(shown.items()))
 
     def build(self):
         """The encoder, with the suite's options."""
-        from crsbench.encoders.registry import build_encoder, get_encoder
+        from crsbench.encoders.registry import add_import_root, build_encoder, get_encoder
 
         if self.spec is not None:
             return build_encoder(self.spec, **self.options)
+        if self.python_path is not None:
+            add_import_root(self.name, self.python_path)
         return get_encoder(self.name, **self.options)
+
+
+def _last_part(value: Any) -> Any:
+    """A path's last component (`/models/derm/vit.pt` -> `vit.pt`); anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    return Path(value.rstrip("/\\")).name or value
 
 
 class DatasetSpec(BaseModel):
@@ -127,7 +142,7 @@ class DatasetSpec(BaseModel):
 def check_perturbation_selection(select):
     """auto, none, a modality's set, or a list of perturbation names."""
     from crsbench.core.modalities import ALIASES
-    from crsbench.perturbations import MODALITIES, PERTURBATIONS
+    from crsbench.perturbations.names import MODALITIES, PERTURBATION_NAMES as PERTURBATIONS  # no torch
 
     select = ALIASES.get(select, select) if isinstance(select, str) else select  # old spellings still read
     if isinstance(select, str) and select not in ("auto", "none", *MODALITIES):
@@ -284,6 +299,7 @@ class Suite(_Strict):
         data = self.model_dump(mode="json", exclude={"crs", "executor"})
         for encoder in data["encoders"]:
             encoder.pop("baseline", None)
+            encoder.pop("python_path", None)  # where the code lives on this machine, not what is run
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -310,15 +326,26 @@ def _resolve_paths(raw: dict, base: Path) -> dict:
 
 
 def _resolve_encoder(encoder: Any, base: Path, field: str) -> Any:
+    if isinstance(encoder, str) and ":" in encoder:
+        encoder = {"name": encoder}
+    if isinstance(encoder, dict) and isinstance(encoder.get("python_path"), str):
+        encoder = {**encoder, "python_path": _path(encoder["python_path"], base, f"{field}.python_path")}
+    elif isinstance(encoder, dict) and _beside(encoder.get("name"), base):
+        # user code next to the suite file is found without PYTHONPATH: the suite's folder is its import root
+        encoder = {**encoder, "python_path": str(base)}
     if not isinstance(encoder, dict) or not isinstance(encoder.get("options"), dict):
         return encoder
     options = encoder["options"]
     resolved = _resolve_options(options, ENCODER_PATH_OPTIONS, base, f"{field}.options")
-    if resolved == options:
-        return encoder
-    # the label (the name in records) keeps the path as written, not this machine's absolute path
-    written = {k: options[k] for k in ENCODER_PATH_OPTIONS if k in options}
-    return {**encoder, "options": resolved, "written_options": written}
+    return encoder if resolved == options else {**encoder, "options": resolved}
+
+
+def _beside(name: Any, base: Path) -> bool:
+    """A module:factory whose top-level module is a file or package in the suite's own folder."""
+    if not isinstance(name, str) or ":" not in name:
+        return False
+    top = name.partition(":")[0].split(".")[0]
+    return bool(top) and ((base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file())
 
 
 def _resolve_options(options: dict, keys: tuple[str, ...], base: Path, field: str, strict: bool = True) -> dict:

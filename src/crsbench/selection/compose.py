@@ -46,7 +46,7 @@ def compose_suite(name: str, encoders: Sequence[dict], dataset: dict, protocol: 
         "name": name,
         "output": ".",
         "reference": reference,
-        "encoders": [dict(e) for e in encoders],
+        "encoders": [with_import_root(e) for e in encoders],
         "tasks": [task],
         "seeds": list(range(protocol.seeds)),
         "fractions": list(protocol.fractions),
@@ -58,6 +58,20 @@ def compose_suite(name: str, encoders: Sequence[dict], dataset: dict, protocol: 
     if cache is not None:
         suite["cache"] = cache
     return {k: v for k, v in suite.items() if v is not None}
+
+
+def with_import_root(entry: dict) -> dict:
+    """A `module:factory` entry with the folder its module was imported from (`python_path`), so the
+    written suite runs from a shell without PYTHONPATH; an installed module needs none."""
+    from crsbench.encoders.registry import import_root
+
+    entry = dict(entry)
+    name = entry.get("name")
+    if isinstance(name, str) and ":" in name and "python_path" not in entry:
+        root = import_root(name)
+        if root is not None:
+            entry["python_path"] = root
+    return entry
 
 
 def suite_text(suite: dict[str, Any], header: str) -> str:

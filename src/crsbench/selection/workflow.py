@@ -166,8 +166,7 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
     say(f"reference: {labels[0]}, the first encoder listed (the CRS verdict does not depend on it; "
         "scores are differences to it)")
 
-    out = Path(request.output)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(request.output)  # created only once there is a suite to write: a refused select leaves nothing
     arguments = {"data": str(Path(request.data).resolve()), "encoders": entries, "modality": modality,
                  "label_column": request.label_column, "image_column": request.image_column,
                  "group_column": request.group_column, "ordinal": request.ordinal,
@@ -199,6 +198,7 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
               f"Plan: {plan.protocol.describe()}.\n"
               + "".join(f"Cut to fit a {format_duration(request.budget_s)} budget: {c}.\n" for c in plan.cuts))
     parse_suite(mapping, source=str(suite_file), base=out.resolve())  # a bad mapping fails before it is written
+    out.mkdir(parents=True, exist_ok=True)
     suite_file.write_text(suite_text(mapping, header))
     (out / ARGUMENTS_FILE).write_text(json.dumps(arguments, indent=2))
     say(f"suite written to {suite_file} (an ordinary suite: `crsbench run` resumes it)")

@@ -9,7 +9,7 @@ Small or non-default architectures come from `create_kwargs` (timm) or `config_o
 
 from __future__ import annotations
 
-from crsbench.encoders.adapters import open_clip_adapter, timm_adapter
+from crsbench.encoders.adapters import from_model, open_clip_adapter, timm_adapter
 from crsbench.encoders.adapters.layouts import LAYOUTS
 from crsbench.encoders.adapters.weights import resolve_weights
 from crsbench.encoders.spec import EncoderSpec
@@ -40,4 +40,5 @@ ARCHITECTURES = {
 def build(spec: EncoderSpec, **options):
     encoder_class = ARCHITECTURES[spec.adapter.arch_library]  # the spec's type allows only these
     spec, weights, runtime = resolve_weights(spec, options)
+    spec = from_model.resolve(spec, weights)  # preprocessing: from_model -> the model config's values
     return encoder_class(spec, weights, **runtime)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from crsbench.encoders.adapters import require
+from crsbench.encoders.adapters import from_model, require
 from crsbench.encoders.adapters.weights import WeightsSource, load_state_dict, load_strict, resolve_weights
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.encoders.torch_base import TorchEncoderBase
@@ -17,7 +17,7 @@ WEIGHT_FILES = (
     "open_clip_pytorch_model.bin",
     "open_clip_pytorch_model.pth",
 )
-CONFIG_FILE = "open_clip_config.json"
+CONFIG_FILE = from_model.OPEN_CLIP_CONFIG
 
 
 class OpenClipEncoder(TorchEncoderBase):
@@ -71,4 +71,5 @@ class OpenClipEncoder(TorchEncoderBase):
 
 def build(spec: EncoderSpec, **options) -> OpenClipEncoder:
     spec, weights, runtime = resolve_weights(spec, options)
+    spec = from_model.resolve(spec, weights)  # preprocessing: from_model -> the model config's values
     return OpenClipEncoder(spec, weights, **runtime)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crsbench.encoders.adapters import require
+from crsbench.encoders.adapters import from_model, require
 from crsbench.encoders.adapters.weights import WeightsSource, load_state_dict, load_strict, resolve_weights
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.encoders.torch_base import TorchEncoderBase
@@ -43,4 +43,5 @@ class TimmEncoder(TorchEncoderBase):
 
 def build(spec: EncoderSpec, **options) -> TimmEncoder:
     spec, weights, runtime = resolve_weights(spec, options)
+    spec = from_model.resolve(spec, weights)  # preprocessing: from_model -> the model config's values
     return TimmEncoder(spec, weights, **runtime)

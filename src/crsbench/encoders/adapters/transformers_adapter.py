@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from crsbench.encoders.adapters import require
+from crsbench.encoders.adapters import from_model, require
 from crsbench.encoders.adapters.weights import WeightsSource, load_state_dict, load_strict, resolve_weights
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.encoders.torch_base import TorchEncoderBase
@@ -152,4 +152,5 @@ class TransformersEncoder(TorchEncoderBase):
 
 def build(spec: EncoderSpec, **options) -> TransformersEncoder:
     spec, weights, runtime = resolve_weights(spec, options)
+    spec = from_model.resolve(spec, weights)  # preprocessing: from_model -> the model config's values
     return TransformersEncoder(spec, weights, **runtime)
