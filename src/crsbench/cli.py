@@ -17,6 +17,7 @@ import typer
 
 from crsbench import __version__
 from crsbench.cli_console import NORMAL, QUIET, VERBOSE, Output, set_verbosity
+from crsbench.cli_bundles import register as register_bundle_commands
 from crsbench.cli_datasets import datasets_app
 from crsbench.cli_encoders import encoders_app
 from crsbench.cli_errors import fail, handled
@@ -294,6 +295,7 @@ def _read_image(path: Path):
 
 
 app.command("select")(select)
+register_bundle_commands(app)
 
 
 @app.command()

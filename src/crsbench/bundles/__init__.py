@@ -6,5 +6,15 @@ from crsbench.bundles.content import Bundle, from_results
 from crsbench.bundles.read import BundleError, read_bundle
 from crsbench.bundles.write import write_bundle
 
-__all__ = ["Bundle", "BundleError", "Cohort", "NotComparable", "from_results", "merge", "read_bundle",
+__all__ = ["Bundle", "BundleError", "Cohort", "NotComparable", "from_results", "merge", "open_source", "read_bundle",
            "score_cohort", "write_bundle"]
+
+
+def open_source(source):
+    """A bundle file, or a results folder (or its results.sqlite) read as the bundle it would write."""
+    from pathlib import Path
+
+    path = Path(source)
+    if path.is_dir() or path.suffix == ".sqlite":
+        return from_results(path)
+    return read_bundle(path)

@@ -237,8 +237,23 @@ def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
                            predictions=cohort.predictions if config.resample == "cases" else None)
     sources = [{"source": b.source, "bundle_id": b.bundle_id, "records": int(len(b.records)),
                 "encoders": sorted(b.records["encoder"].astype(str).unique())} for b in cohort.sources]
-    return replace(report, notes=tuple(cohort.departures) + tuple(cohort.notes) + tuple(report.notes),
-                   settings={**report.settings, "departures": list(cohort.departures), "sources": sources})
+    report = replace(report, notes=tuple(cohort.departures) + tuple(cohort.notes) + tuple(report.notes),
+                     settings={**report.settings, "departures": list(cohort.departures), "sources": sources})
+    return with_departure_column(report, cohort.departures)
+
+
+def with_departure_column(report, departures: Sequence[str]):
+    """Every table with a `departures` column when the comparison departed from like for like, so that no
+    score file read alone hides it (as the `view` column marks a partial view)."""
+    if not departures:
+        return report
+    text = "; ".join(departures)
+    changed = {}
+    for name in report.__dataclass_fields__:
+        value = getattr(report, name)
+        if isinstance(value, pd.DataFrame) and len(value.columns):
+            changed[name] = value.assign(departures=text)
+    return replace(report, **changed)
 
 
 __all__ = ["FIELDS", "Cohort", "NotComparable", "merge", "score_cohort", "difference"]

@@ -254,5 +254,6 @@ def _check_auroc(records: pd.DataFrame, index: pd.DataFrame, cases: dict, probab
             proba /= proba.sum(axis=1, keepdims=True) if row.task_type != "multi_label" else 1.0
             done[key] = metrics.auroc_macro(row.task_type, cases[row.test_set].labels, proba)
         if not abs(done[key] - float(row.auroc)) <= AUROC_TOLERANCE:
-            raise BundleError(f"{where}: predictions/index.parquet: record {row.record_key!r}: AUROC from its "
-                              f"predictions {done[key]:.6f}, the record says {float(row.auroc):.6f} (swapped or edited)")
+            raise BundleError(f"{where}: records.parquet and predictions/index.parquet disagree: record "
+                              f"{row.record_key!r} says AUROC {float(row.auroc):.6f}, its predictions give "
+                              f"{done[key]:.6f} (a record or its predictions edited or swapped)")
