@@ -5,9 +5,11 @@ joint run of them all."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 import io
 import os
 import platform
+import re
 import zipfile
 
 import numpy as np
@@ -25,11 +27,13 @@ from crsbench.cli import app
 from crsbench.suite import parse_suite
 
 SIZES = {"n_train": 40, "n_val": 16, "n_test": 24, "image_size": 32}
+# small raw-pixel encoders keep the probes quick: 8 x 8 and 4 x 4 pixels, 192 and 48 dimensions
 PIXELS_8 = {"name": "raw-pixels", "label": "pixels-8", "options": {"input_size": 8}}
+PIXELS_4 = {"name": "raw-pixels", "label": "pixels-4", "options": {"input_size": 4}}
 N_BOOT = 200
 
 
-def _suite(root, name, encoders, c_grid=(0.1,), seeds=(0, 1), reference="raw-pixels"):
+def _suite(root, name, encoders, c_grid=(0.1,), seeds=(0, 1), reference="pixels-8"):
     return parse_suite({
         "name": name, "output": str(root / name), "cache": str(root / "cache"), "reference": reference,
         "encoders": encoders,
@@ -43,12 +47,12 @@ def _suite(root, name, encoders, c_grid=(0.1,), seeds=(0, 1), reference="raw-pix
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Group A runs the reference and colour-texture, group B the reference and pixels-8, each in its own
+    """Group A runs the reference and colour-texture, group B the reference and pixels-4, each in its own
     folder; the joint run has all three. The embedding cache is shared: it never changes a number."""
     root = tmp_path_factory.mktemp("bundles")
     out = {}
-    for name, encoders in (("a", ["raw-pixels", "colour-texture"]), ("b", ["raw-pixels", PIXELS_8]),
-                           ("joint", ["raw-pixels", "colour-texture", PIXELS_8])):
+    for name, encoders in (("a", [PIXELS_8, "colour-texture"]), ("b", [PIXELS_8, PIXELS_4]),
+                           ("joint", [PIXELS_8, "colour-texture", PIXELS_4])):
         suite = _suite(root, name, encoders)
         api.run(suite)
         out[name] = suite.output
@@ -73,7 +77,7 @@ def test_two_groups_bundled_and_compared_score_exactly_as_one_joint_run(runs, bu
         pd.testing.assert_frame_equal(getattr(compared, table), getattr(joint, table), check_exact=True, obj=table)
     assert compared.leading_tier == joint.leading_tier
     assert compared.leading_tier_by_task == joint.leading_tier_by_task
-    assert set(compared.scores.index) == {"raw-pixels", "colour-texture", "pixels-8"}
+    assert set(compared.scores.index) == {"pixels-8", "colour-texture", "pixels-4"}
     assert compared.settings["departures"] == []
     # a local results folder enters a comparison as its bundle would
     mixed = api.compare([bundles["a"], runs["b"]], n_boot=N_BOOT)
@@ -96,8 +100,10 @@ def test_round_trip_is_byte_stable_and_the_bundle_holds_no_path_or_host(runs, bu
         assert names[0] == "manifest.json" and names[1:] == sorted(names[1:])
         assert {i.date_time for i in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
         content = b"".join(archive.read(n) for n in names)
-    for secret in (str(runs["root"]), str(runs["root"].parent), platform.node()):
+        text = b"".join(archive.read(n) for n in names if n.endswith(".json")).decode()
+    for secret in (str(runs["root"]), str(runs["root"].parent), str(Path.cwd())):
         assert secret.encode() not in content, secret
+    assert not re.search(rf"\b{re.escape(platform.node())}\b", text)  # the host name is a word of text, if anywhere
     assert not any(n.endswith((".npy", ".npz", ".pkl")) for n in names)  # no embeddings, nothing pickled
     records = api.records(runs["a"])
     assert len(read.records) == len(records) and set(read.records["record_key"]) == set(records["record_key"])
@@ -105,7 +111,7 @@ def test_round_trip_is_byte_stable_and_the_bundle_holds_no_path_or_host(runs, bu
     key = stored.index["record_key"].iloc[-1]
     np.testing.assert_array_equal(read.predictions().probabilities(key), stored.probabilities(key))
     assert read.facts["protocol_version"] and read.facts["solver"]["name"] != "unknown"
-    assert {e["label"] for e in read.encoders} == {"raw-pixels", "colour-texture"}
+    assert {e["label"] for e in read.encoders} == {"pixels-8", "colour-texture"}
     assert all(e["spec"].get("licence") for e in read.encoders)
 
 
@@ -143,8 +149,20 @@ def _edited_record(frame):
 
 
 def _swapped(frame):
-    first, last = frame.index[0], frame.index[-1]
-    frame.loc[[first, last], "probs"] = frame.loc[[last, first], "probs"].to_numpy()
+    """Two records of one test set given each other's predictions."""
+    for _, group in frame.groupby("test_set"):
+        distinct = group.drop_duplicates("probs")
+        if len(distinct) > 1:
+            first, second = distinct.index[:2]
+            frame.loc[[first, second], "probs"] = frame.loc[[second, first], "probs"].to_numpy()
+            return frame
+    raise AssertionError("no test set with two prediction vectors")
+
+
+def _moved(frame):
+    """A record pointed at a vector of another test set."""
+    other = frame.index[frame["test_set"] != frame.loc[0, "test_set"]][0]
+    frame.loc[0, "probs"] = frame.loc[other, "probs"]
     return frame
 
 
@@ -153,6 +171,7 @@ def _swapped(frame):
     ("records.parquet", _edited_record, True, "records.parquet and predictions/index.parquet disagree"),
     ("predictions/index.parquet", _swapped, False, "predictions/index.parquet: content does not match"),
     ("predictions/index.parquet", _swapped, True, "records.parquet and predictions/index.parquet disagree"),
+    ("predictions/index.parquet", _moved, True, "predictions/index.parquet: record .* points at a vector of test set"),
 ])
 def test_an_edited_record_or_swapped_predictions_are_refused_naming_the_file(bundles, tmp_path, member, edit, rehash, named):
     members = _members(bundles["a"])
@@ -258,8 +277,8 @@ def test_allowed_seed_departure_is_scored_on_the_shared_seeds_and_stated_in_ever
 def test_the_same_name_for_two_encoders_is_refused(bundles):
     a, b = read_bundle(bundles["a"]), read_bundle(bundles["b"])
     b.records = b.records.assign(encoder_fingerprint=lambda f: f["encoder_fingerprint"].where(
-        f["encoder"] != "raw-pixels", "another"))
-    with pytest.raises(NotComparable, match="encoder 'raw-pixels' is in a.crsb and b.crsb with different fingerprints"):
+        f["encoder"] != "pixels-8", "another"))
+    with pytest.raises(NotComparable, match="encoder 'pixels-8' is in a.crsb and b.crsb with different fingerprints"):
         merge([a, b])
 
 
@@ -274,7 +293,7 @@ def test_cli_bundle_compare_and_leaderboard(runs, bundles, tmp_path):
     assert read_bundle(bundles["a"]).bundle_id in made.output
     compared = runner.invoke(app, ["compare", str(bundles["a"]), str(bundles["b"]), "--n-boot", "50"])
     assert compared.exit_code == 0, compared.output
-    assert "pixels-8" in compared.output and "Leading tier" in compared.output
+    assert "pixels-4" in compared.output and "Leading tier" in compared.output
     other = tmp_path / "other.crsb"
     members = _members(bundles["b"])
     refused = runner.invoke(app, ["compare", str(bundles["a"]), str(_zip(other, {**members, "x.json": b"{}"}))])
@@ -289,7 +308,7 @@ def test_cli_bundle_compare_and_leaderboard(runs, bundles, tmp_path):
 def test_leaderboard_rows_filters_and_provenance(bundles, tmp_path):
     a, b = read_bundle(bundles["a"]), read_bundle(bundles["b"])
     for entry in b.encoders:  # facts a published encoder would carry
-        if entry["label"] == "pixels-8":
+        if entry["label"] == "pixels-4":
             entry["spec"] = {**entry["spec"], "specialty": "dermatology", "licence": "cc-by-nc-4.0 (<b>card</b>)"}
     b.source = "group<b>.crsb"
     cohort = merge([a, b])
@@ -302,8 +321,37 @@ def test_leaderboard_rows_filters_and_provenance(bundles, tmp_path):
     derm = anchors["specialty-dermatology"]
     assert [len(s["rows"]) for s in derm["scopes"]] == [1, 1, 1]  # two tasks and across tasks
     assert derm["scopes"][-1]["rows"][0]["crs"] == values["everyone"]["scopes"][-1]["rows"][
-        [r["encoder"] for r in values["everyone"]["scopes"][-1]["rows"]].index("pixels-8")]["crs"]
+        [r["encoder"] for r in values["everyone"]["scopes"][-1]["rows"]].index("pixels-4")]["crs"]
     html = render(scored, cohort)
     assert "<script" not in html.lower() and "<b>" not in html and "group&lt;b&gt;.crsb" in html
     assert html.count('class="view') == len(values["views"]) + 1 and ".view:target" in html
     assert b.bundle_id[:16] in html and a.bundle_id[:16] in html
+
+
+LITE0_32 = {"name": "efficientnet-lite0", "label": "lite0-32", "options": {"input_size": 32}}
+
+
+@pytest.mark.slow
+def test_the_leaderboard_of_three_bundles_renders_in_chromium_without_running_anything(runs, bundles, tmp_path):
+    from _browser_check import check_page, find_browser
+
+    if find_browser() is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
+    third = _suite(runs["root"], "c", [PIXELS_8, LITE0_32])
+    api.run(third)
+    c = write_bundle(from_results(third.output), runs["root"] / "c.crsb")[0]
+    site = tmp_path / "site"
+    page = api.leaderboard([bundles["a"], bundles["b"], c], site, n_boot=N_BOOT)
+    shots = Path(os.environ.get("CRSBENCH_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    check = check_page(page, shots / "leaderboard.png")
+    assert check.console_errors == [] and check.requests == [] and check.dialogs == []
+    assert check.screenshot.stat().st_size > 10_000 and check.height > 800
+    html = page.read_text()
+    for encoder in ("pixels-8", "colour-texture", "pixels-4", "lite0-32"):
+        assert encoder in html
+    assert 'href="#specialty-general"' in html and 'id="specialty-general"' in html
+    # a filter's link shows its section alone, by CSS: the page gets shorter, and still runs nothing
+    filtered = check_page(page, shots / "leaderboard-general.png", fragment="#specialty-general")
+    assert filtered.console_errors == [] and filtered.requests == [] and filtered.dialogs == []
+    assert 300 < filtered.height < check.height

@@ -110,9 +110,20 @@ def _suites(runs: pd.DataFrame) -> list[dict]:
     by_hash: dict[str, dict] = {}
     for row in runs.sort_values("started_at", kind="stable").itertuples():
         if isinstance(row.suite_yaml, str) and row.suite_yaml:
+            suite = scrub(yaml.safe_load(row.suite_yaml) or {})
+            suite["encoders"] = [_labelled(e) for e in suite.get("encoders", [])]
             by_hash[str(row.suite_hash)] = {"suite_hash": str(row.suite_hash), "name": str(row.suite_name),
-                                            "suite": scrub(yaml.safe_load(row.suite_yaml) or {})}
+                                            "suite": suite}
     return list(by_hash.values())  # oldest first: the last is the latest suite
+
+
+def _labelled(entry: Any) -> Any:
+    """A suite's encoder entry as a suite file writes it: the stored suite spells the label `label_`."""
+    if not isinstance(entry, dict) or "label_" not in entry:
+        return entry
+    label = entry["label_"]
+    entry = {k: v for k, v in entry.items() if k != "label_"}
+    return {**entry, "label": label} if label else entry
 
 
 def _solver(records: pd.DataFrame, suites: list[dict]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from crsbench.errors import DataError
 from crsbench.predictions import CaseSet, probability_hash
 from crsbench.records import RECORD_FIELDS, to_record
 
-AUROC_TOLERANCE = 1e-6  # float32 probabilities against the float64 metric stored in the record
+AUROC_TOLERANCE = 1e-9  # beyond the ties float32 rounding may make (_tie_slack): summation order only
 
 
 class BundleError(DataError):
@@ -159,10 +159,17 @@ def _parse(raw: dict[str, bytes], manifest: dict, where: str, limits: Limits) ->
     _need(index, ("record_key", "test_set", "probs"), "predictions/index.parquet", where)
     test_sets = _table(raw["predictions/test_sets.parquet"], "predictions/test_sets.parquet", where)
     _need(test_sets, ("test_set", "task", "role", "n_cases", "n_clusters"), "predictions/test_sets.parquet", where)
-    cases, probabilities = {}, {}
+    cases, probabilities, home = {}, {}, {}
     for row in test_sets.itertuples():
         cases[row.test_set] = _cases(raw, row, where)
-        probabilities.update(_vectors(raw, row.test_set, len(cases[row.test_set].case_id), where))
+        vectors = _vectors(raw, row.test_set, len(cases[row.test_set].case_id), where)
+        probabilities.update(vectors)
+        home.update(dict.fromkeys(vectors, row.test_set))
+    strays = index[index["probs"].map(home).fillna(index["test_set"]) != index["test_set"]]
+    if len(strays):
+        row = strays.iloc[0]
+        raise BundleError(f"{where}: predictions/index.parquet: record {row['record_key']!r} points at a vector of "
+                          f"test set {home[row['probs']]!r}, not of its own {row['test_set']!r} (swapped or edited)")
     unknown = set(index["record_key"]) - set(records["record_key"])
     if unknown:
         raise BundleError(f"{where}: predictions/index.parquet: names record {sorted(unknown)[0]!r}, not in records.parquet")
@@ -239,21 +246,46 @@ def _vectors(raw: dict[str, bytes], test_set: str, n: int, where: str) -> dict[s
     return out
 
 
+def _tie_slack(task_type: str, labels: np.ndarray, proba: np.ndarray) -> float:
+    """How far the AUROC of the stored float32 probabilities may sit from the record's (computed in float64):
+    rounding is monotone, so only scores it tied can swap order, each positive-negative pair it tied moving
+    a class's AUROC by at most half a pair. The largest such share over the classes bounds the macro mean."""
+    worst = 0.0
+    for j in range(proba.shape[1]):
+        if task_type == "multi_label":
+            y = labels[:, j]
+            seen = ~np.isnan(y)
+            positive, scores = y[seen] == 1, proba[seen, j]
+        else:
+            positive, scores = labels == j, proba[:, j]
+        n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+        if not n_pos or not n_neg:
+            continue
+        _, tie = np.unique(scores, return_inverse=True)
+        tied = float(np.dot(np.bincount(tie, weights=positive), np.bincount(tie, weights=~positive)))
+        worst = max(worst, 0.5 * tied / (n_pos * n_neg))
+    return worst
+
+
 def _check_auroc(records: pd.DataFrame, index: pd.DataFrame, cases: dict, probabilities: dict, where: str) -> None:
     """Each record's stored AUROC from its own predictions: catches predictions moved between records."""
     from crsbench import metrics
 
     rows = index.merge(records[["record_key", "task_type", "auroc"]], on="record_key")
-    done: dict[tuple[str, str, str], float] = {}
+    done: dict[tuple[str, str, str], tuple[float, float]] = {}
     for row in rows.itertuples():
         if row.auroc is None or pd.isna(row.auroc):
             continue
         key = (row.probs, row.test_set, str(row.task_type))
         if key not in done:
-            proba = probabilities[row.probs].astype(np.float64)
-            proba /= proba.sum(axis=1, keepdims=True) if row.task_type != "multi_label" else 1.0
-            done[key] = metrics.auroc_macro(row.task_type, cases[row.test_set].labels, proba)
-        if not abs(done[key] - float(row.auroc)) <= AUROC_TOLERANCE:
+            proba, labels = probabilities[row.probs].astype(np.float64), cases[row.test_set].labels
+            try:
+                done[key] = (metrics.auroc_macro(row.task_type, labels, proba),
+                             _tie_slack(str(row.task_type), np.asarray(labels), proba))
+            except ValueError as exc:
+                raise BundleError(f"{where}: predictions/probs/{row.test_set}.parquet: vector {row.probs!r}: {exc}") from None
+        auroc, slack = done[key]
+        if not abs(auroc - float(row.auroc)) <= slack + AUROC_TOLERANCE:
             raise BundleError(f"{where}: records.parquet and predictions/index.parquet disagree: record "
                               f"{row.record_key!r} says AUROC {float(row.auroc):.6f}, its predictions give "
-                              f"{done[key]:.6f} (a record or its predictions edited or swapped)")
+                              f"{auroc:.6f} (a record or its predictions edited or swapped)")

@@ -41,7 +41,8 @@ def _array(values, kind: str) -> pa.Array:
 def parquet_bytes(table: pa.Table) -> bytes:
     sink = io.BytesIO()
     table = table.replace_schema_metadata(None)  # no pandas metadata: nothing but the columns decides the bytes
-    pq.write_table(table, sink, compression="zstd", compression_level=9, use_dictionary=True,
+    text = [f.name for f in table.schema if pa.types.is_string(f.type)]  # floats gain nothing from a dictionary
+    pq.write_table(table, sink, compression="zstd", compression_level=9, use_dictionary=text,
                    write_statistics=False, store_schema=False)
     return sink.getvalue()
 
