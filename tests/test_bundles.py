@@ -222,6 +222,30 @@ def test_oversized_members_zip_bombs_and_non_zips_are_refused(bundles, tmp_path)
         read_bundle(junk)
 
 
+@pytest.mark.parametrize("task_type", ["single_label", "multi_label"])
+def test_the_float32_tie_bound_covers_what_rounding_moves_and_is_zero_without_ties(task_type):
+    from crsbench import metrics
+    from crsbench.bundles.read import _tie_slack
+
+    rng = np.random.default_rng(3)
+    n, k = 400, 3
+    if task_type == "single_label":
+        labels = rng.integers(0, k, n)
+        near = 1 / k + 1e-9 * rng.normal(size=(n, k))  # a probe that barely moved: float32 ties most of it
+        p64 = near / near.sum(axis=1, keepdims=True)
+        spread = rng.dirichlet(np.ones(k), n)
+    else:
+        labels = (rng.random((n, k)) < 0.4).astype(float)
+        labels[rng.random((n, k)) < 0.1] = np.nan
+        p64 = 0.5 + 1e-9 * rng.normal(size=(n, k))
+        spread = rng.random((n, k))
+    p32 = p64.astype(np.float32).astype(np.float64)
+    moved = abs(metrics.auroc_macro(task_type, labels, p64) - metrics.auroc_macro(task_type, labels, p32))
+    slack = _tie_slack(task_type, labels, p32)
+    assert 1e-4 < moved <= slack <= 0.5  # rounding moved the AUROC far past any summation error, within the bound
+    assert _tie_slack(task_type, labels, spread) == 0.0
+
+
 # --------------------------------------------------------------------------- comparability
 
 
