@@ -21,10 +21,11 @@ LAYERS = (
     ("axes", "stats", "predictions", "class_support", "shift", "extraction", "robustness", "suite"),
     ("bootstrap", "simulation", "plan", "embed", "resolve"),
     ("scoring", "grid", "pipeline", "keys", "datacheck", "task_data", "provenance"),
-    ("embedding_jobs", "selection", "report"),
+    ("embedding_jobs", "selection", "report", "bundles"),
     ("runner",),
     ("api",),
-    ("cli_console", "cli_errors", "cli_datasets", "cli_encoders", "cli_select", "cli", "__main__", "__init__"),
+    ("cli_console", "cli_errors", "cli_datasets", "cli_encoders", "cli_select", "cli_bundles", "cli", "__main__",
+     "__init__"),
 )
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
