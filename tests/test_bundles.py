@@ -23,8 +23,8 @@ from crsbench import api
 from crsbench.bundles import BundleError, NotComparable, from_results, merge, read_bundle, score_cohort, write_bundle
 from crsbench.bundles.manifest import Limits, json_bytes, sha256_hex
 from crsbench.bundles.write import parquet_bytes
-from crsbench.cli import app
-from crsbench.suite import parse_suite
+from crsbench.cli.main import app
+from crsbench.plan.suite import parse_suite
 
 SIZES = {"n_train": 40, "n_val": 16, "n_test": 24, "image_size": 32}
 # small raw-pixel encoders keep the probes quick: 8 x 8 and 4 x 4 pixels, 192 and 48 dimensions
@@ -224,7 +224,7 @@ def test_oversized_members_zip_bombs_and_non_zips_are_refused(bundles, tmp_path)
 
 @pytest.mark.parametrize("task_type", ["single_label", "multi_label"])
 def test_the_float32_tie_bound_covers_what_rounding_moves_and_is_zero_without_ties(task_type):
-    from crsbench import metrics
+    from crsbench.metrics import classification as metrics
     from crsbench.bundles.read import _tie_slack
 
     rng = np.random.default_rng(3)

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from pydantic import ValidationError
 
-from crsbench import records as record_schema
-from crsbench.crs import CRSConfig
-from crsbench.progress import Progress
+from crsbench.results import records as record_schema
+from crsbench.crs.definition import CRSConfig
+from crsbench.core.progress import Progress
 from crsbench.errors import SuiteError
 from crsbench.executors import Executor
-from crsbench.grid import GridStatus, check_grid
-from crsbench.store import load_records, load_runs
-from crsbench.suite import ExecutorSpec, Suite, load_suite, parse_suite
+from crsbench.results.coverage import GridStatus, check_grid
+from crsbench.results.store import load_records, load_runs
+from crsbench.plan.suite import ExecutorSpec, Suite, load_suite, parse_suite
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.runner import RunSummary
+    from crsbench.run.runner import RunSummary
 
 BUILTIN_SUITES: tuple[str, ...] = ("demo", "demo-quick", "crs-bench")
 
@@ -52,14 +52,14 @@ def open_suite(suite: Suite | str | Path) -> Suite:
 def check_encoders(suite: Suite | str | Path) -> list[str]:
     """Build every encoder of a suite as a run would (no weights are read: models load on first use), so
     an unknown encoder or option fails here, naming the suite field. Returns the labels."""
-    from crsbench.resolve import build_encoders
+    from crsbench.run.resolve import build_encoders
 
     return list(build_encoders(open_suite(suite)))
 
 
 def check_data(suite: Suite | str | Path) -> list:
     """Resolve every dataset of a suite, stat its files and decode a sample (`crsbench validate --data`)."""
-    from crsbench.datacheck import check_suite_data
+    from crsbench.run.datacheck import check_suite_data
 
     return check_suite_data(open_suite(suite))
 
@@ -113,7 +113,7 @@ def run(suite: Suite | str | Path, progress: Progress | None = None, cache_dir: 
         wait_s: float = 0.0, executor: Executor | None = None) -> "RunSummary":
     """Run a suite; `wait_s`: how long to wait for another run holding the same output; `executor` (an
     executors.Executor) overrides the suite's `executor:` block."""
-    from crsbench.runner import SuiteRun  # torch and the encoders load only for a run
+    from crsbench.run.runner import SuiteRun  # torch and the encoders load only for a run
 
     return SuiteRun(open_suite(suite), progress=progress, cache_dir=cache_dir, wait_s=wait_s, executor=executor).run()
 
@@ -125,11 +125,11 @@ def records(results: str | Path, suite_hash: str | None = None) -> pd.DataFrame:
 
 
 def predictions(results: str | Path):
-    """The per-case predictions of a results folder (crsbench.predictions.Predictions): an index
+    """The per-case predictions of a results folder (crsbench.results.predictions.Predictions): an index
     table by record_key, `probabilities(record_key)` (float32 [n, k]), `case_set(test_set)` (case
     ids, cluster ids, labels) and `table(record_key)` (one pandas table). docs/records.md."""
     from crsbench.errors import DataError
-    from crsbench.predictions import load_predictions
+    from crsbench.results.predictions import load_predictions
 
     stored = load_predictions(results)
     if stored is None:
@@ -179,7 +179,7 @@ def _stored_suites(results: str | Path, suite_hash: str | None = None) -> list[d
     """The suite mappings that wrote to these results (or the suite `suite_hash`), latest first."""
     import yaml
 
-    from crsbench.store import ResultsStore
+    from crsbench.results.store import ResultsStore
 
     path = Path(results)
     path = path / "results.sqlite" if path.is_dir() else path
@@ -198,7 +198,7 @@ def suite_reference(results: str | Path, suite_hash: str | None = None) -> str |
 
 
 def _encoder_label(entry) -> str | None:
-    from crsbench.suite import EncoderChoice
+    from crsbench.plan.suite import EncoderChoice
 
     entry = {"name": entry} if isinstance(entry, str) else entry
     try:
@@ -231,14 +231,14 @@ def score(
     are left out of the rank statistics. An incomplete grid is refused unless `partial`; a partial
     report says so in its first note and in settings["grid"]."""
 
-    from crsbench.scoring import score_records
+    from crsbench.scoring.score import score_records
 
     if config is not None and settings:
         raise ValueError(f"give either config or settings by name, not both ({sorted(settings)})")
     suite_crs, baselines = suite_score_settings(results, suite_hash)
     config = config or CRSConfig(**{**suite_crs, **settings})
     frame, grid = grid_view(results, suite_hash, partial)
-    from crsbench.predictions import load_predictions
+    from crsbench.results.predictions import load_predictions
 
     stored = load_predictions(results) if config.resample == "cases" else None
     report = score_records(frame, reference or suite_reference(results, suite_hash), config, baselines=baselines,
@@ -328,7 +328,7 @@ def select(request, *, say=None, progress: Progress | None = None, dry_run: bool
     if dry_run:
         say("dry run: nothing run")
         return Selection(prepared)
-    from crsbench.progress import SilentProgress
+    from crsbench.core.progress import SilentProgress
     from crsbench.selection import advice
 
     progress = progress or SilentProgress()
@@ -372,7 +372,7 @@ def _selection_evidence(out: Path, scored, prepared, suite_hash: str):
 def __getattr__(name: str):
     """`api.RunSummary` and `api.SuiteRun`, imported only when asked for: the run brings torch with it."""
     if name in ("RunSummary", "SuiteRun"):
-        from crsbench import runner
+        from crsbench.run import runner
 
         return getattr(runner, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,14 +16,14 @@ from typing import Optional
 import typer
 
 from crsbench import __version__
-from crsbench.cli_console import NORMAL, QUIET, VERBOSE, Output, set_verbosity
-from crsbench.cli_bundles import register as register_bundle_commands
-from crsbench.cli_datasets import datasets_app
-from crsbench.cli_encoders import encoders_app
-from crsbench.cli_errors import fail, handled
-from crsbench.cli_select import select
+from crsbench.cli.console import NORMAL, QUIET, VERBOSE, Output, set_verbosity
+from crsbench.cli.bundles import register as register_bundle_commands
+from crsbench.cli.datasets import datasets_app
+from crsbench.cli.encoders import encoders_app
+from crsbench.cli.errors import fail, handled
+from crsbench.cli.select import select
 from crsbench.errors import DataError
-from crsbench.modalities import ALIASES, DEFAULT_MODALITY, MODALITIES, canonical_modality
+from crsbench.core.modalities import ALIASES, DEFAULT_MODALITY, MODALITIES, canonical_modality
 
 app = typer.Typer(
     name="crsbench",

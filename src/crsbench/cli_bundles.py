@@ -9,8 +9,8 @@ from typing import List, Optional
 
 import typer
 
-from crsbench.cli_console import Output
-from crsbench.cli_errors import handled
+from crsbench.cli.console import Output
+from crsbench.cli.errors import handled
 
 SOURCES = typer.Argument(..., help="Bundle files (.crsb) and results folders.")
 ALLOW = typer.Option(None, "--allow", help="Score despite this field differing, stating it in every output "

@@ -22,7 +22,7 @@ import pandas as pd
 
 from crsbench.bundles.content import Bundle
 from crsbench.errors import DataError
-from crsbench.predictions import Predictions
+from crsbench.results.predictions import Predictions
 
 FIELDS = ("protocol", "solver", "tasks", "dataset", "split", "seeds", "fractions", "conditions", "crs")
 # departures that leave no common test set to pair cases on: intervals fall back to the seed-only bootstrap
@@ -225,8 +225,8 @@ def _merged_predictions(sources: list[Bundle], records: pd.DataFrame) -> Predict
 def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
     """The ScoreReport of a cohort (scoring.score_records), with the departures first among its notes and
     in settings["departures"], and the sources in settings["sources"]."""
-    from crsbench.crs import CRSConfig
-    from crsbench.scoring import score_records
+    from crsbench.crs.definition import CRSConfig
+    from crsbench.scoring.score import score_records
 
     config = CRSConfig(**{**cohort.crs, **settings})
     if not cohort.paired and config.resample == "cases":

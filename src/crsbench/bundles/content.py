@@ -20,10 +20,10 @@ import pandas as pd
 
 from crsbench import __version__
 from crsbench.errors import DataError
-from crsbench.predictions import CaseSet, Predictions, load_predictions
-from crsbench.records import RECORD_FIELDS, RECORD_SCHEMA_VERSION, select_suite
+from crsbench.results.predictions import CaseSet, Predictions, load_predictions
+from crsbench.results.records import RECORD_FIELDS, RECORD_SCHEMA_VERSION, select_suite
 from crsbench.bundles.manifest import PROTOCOL_VERSION
-from crsbench.store import ResultsStore, database_path
+from crsbench.results.store import ResultsStore, database_path
 
 KEY_COLUMNS = ("encoder", "task", "seed", "fraction", "condition_kind", "condition", "severity")
 RUN_FIELDS = ("run_id", "started_at", "finished_at", "suite_hash", "suite_name", "crsbench_version",
@@ -71,7 +71,7 @@ def scrub(value: Any, key: str = "") -> Any:
     """A suite or spec mapping with every path of this machine blanked: the suite's own path fields
     (output and cache dropped; dataset path/root/csv and encoder weights blanked) and any other string
     that reads as an absolute path."""
-    from crsbench.suite import ENCODER_PATH_OPTIONS, PATH_OPTIONS, SUITE_PATHS
+    from crsbench.plan.suite import ENCODER_PATH_OPTIONS, PATH_OPTIONS, SUITE_PATHS
 
     if isinstance(value, dict):
         return {k: scrub(v, k) for k, v in value.items() if k not in SUITE_PATHS and k != "written_options"}
@@ -129,8 +129,8 @@ def _labelled(entry: Any) -> Any:
 def _solver(records: pd.DataFrame, suites: list[dict]) -> dict[str, Any]:
     """The probe solver: this package's solver where a suite's probe settings reproduce the records'
     probe fingerprint with it, else unknown (records written by another version)."""
-    from crsbench.probe import SOLVER, ProbeConfig
-    from crsbench.suite import ProbeSpec
+    from crsbench.probe.linear import SOLVER, ProbeConfig
+    from crsbench.plan.suite import ProbeSpec
 
     fingerprints = sorted(records["probe_fingerprint"].dropna().astype(str).unique())
     known = set()
@@ -143,7 +143,7 @@ def _solver(records: pd.DataFrame, suites: list[dict]) -> dict[str, Any]:
 
 def _encoders(records: pd.DataFrame, suites: list[dict]) -> list[dict]:
     from crsbench.encoders.registry import encoder_spec
-    from crsbench.suite import EncoderChoice
+    from crsbench.plan.suite import EncoderChoice
 
     choices: dict[str, dict] = {}
     for suite in suites:
@@ -179,7 +179,7 @@ def _encoders(records: pd.DataFrame, suites: list[dict]) -> list[dict]:
 
 def from_results(results: str | Path, suite_hash: str | None = None) -> Bundle:
     """The bundle value of a results folder (or its results.sqlite), one suite's with `suite_hash`."""
-    from crsbench.store import load_records
+    from crsbench.results.store import load_records
 
     results = Path(results)
     records = load_records(results)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from crsbench.axes import AXES
+from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
-from crsbench.printable import printable
+from crsbench.core.printable import printable
 from crsbench.report.terminal import AXIS_HEADERS, fmt
 
 UNKNOWN = "unknown"
@@ -165,7 +165,7 @@ def render(report, cohort: Cohort) -> str:
 
 def write_leaderboard(report, cohort: Cohort, out_dir: str | Path) -> Path:
     """Write OUT/index.html; returns its path."""
-    from crsbench.atomic import atomic_write
+    from crsbench.core.atomic import atomic_write
 
     path = Path(out_dir) / "index.html"
     page = render(report, cohort).encode("utf-8")

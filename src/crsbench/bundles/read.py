@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 from crsbench.bundles.content import Bundle
 from crsbench.bundles.manifest import DEFAULT_LIMITS, FORMAT, FORMAT_VERSION, MANIFEST, MEMBER_NAME, Limits, bundle_id, sha256_hex
 from crsbench.errors import DataError
-from crsbench.predictions import CaseSet, probability_hash
-from crsbench.records import RECORD_FIELDS, to_record
+from crsbench.results.predictions import CaseSet, probability_hash
+from crsbench.results.records import RECORD_FIELDS, to_record
 
 AUROC_TOLERANCE = 1e-9  # beyond the ties float32 rounding may make (_tie_slack): summation order only
 
@@ -197,7 +197,7 @@ def _parse(raw: dict[str, bytes], manifest: dict, where: str, limits: Limits) ->
 
 def _typed(records: pd.DataFrame) -> pd.DataFrame:
     """Numbers as numbers (the columns scoring reads), text as text: as the results store reads them."""
-    from crsbench.records import RECORD_COLUMNS
+    from crsbench.results.records import RECORD_COLUMNS
 
     out = records.copy()
     for name, kind in RECORD_COLUMNS:
@@ -269,7 +269,7 @@ def _tie_slack(task_type: str, labels: np.ndarray, proba: np.ndarray) -> float:
 
 def _check_auroc(records: pd.DataFrame, index: pd.DataFrame, cases: dict, probabilities: dict, where: str) -> None:
     """Each record's stored AUROC from its own predictions: catches predictions moved between records."""
-    from crsbench import metrics
+    from crsbench.metrics import classification as metrics
 
     rows = index.merge(records[["record_key", "task_type", "auroc"]], on="record_key")
     done: dict[tuple[str, str, str], float] = {}

@@ -22,10 +22,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crsbench.atomic import atomic_write
+from crsbench.core.atomic import atomic_write
 from crsbench.bundles.content import Bundle
 from crsbench.bundles.manifest import MANIFEST, bundle_id, json_bytes, manifest_value
-from crsbench.records import RECORD_COLUMNS
+from crsbench.results.records import RECORD_COLUMNS
 
 _ARROW = {"TEXT": pa.string(), "INTEGER": pa.int64(), "REAL": pa.float64(), "TEXT PRIMARY KEY": pa.string()}
 _CAST = {"TEXT": str, "INTEGER": int, "REAL": float, "TEXT PRIMARY KEY": str}
