@@ -107,8 +107,10 @@ def _start(browser: str, profile: str) -> _Pipe:
     return _Pipe(process, to_browser_w, from_browser_r)
 
 
-def check_page(page: Path, screenshot: Path, width: int = 1280, browser: str | None = None) -> PageCheck:
-    """Load `page` from its file URL at `width` CSS pixels and write a full-page PNG to `screenshot`."""
+def check_page(page: Path, screenshot: Path, width: int = 1280, browser: str | None = None,
+               fragment: str = "") -> PageCheck:
+    """Load `page` from its file URL (plus `fragment`, e.g. "#anchor") at `width` CSS pixels and write a
+    full-page PNG to `screenshot`."""
     browser = browser or find_browser()
     if browser is None:
         raise FileNotFoundError("no chromium binary on PATH")
@@ -123,7 +125,7 @@ def check_page(page: Path, screenshot: Path, width: int = 1280, browser: str | N
             pipe.call("Emulation.setDeviceMetricsOverride",
                       {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
             pipe.events.clear()
-            pipe.call("Page.navigate", {"url": url}, session=session)
+            pipe.call("Page.navigate", {"url": url + fragment}, session=session)
             pipe.wait_for("Page.loadEventFired")
             images = json.loads(pipe.call("Runtime.evaluate", {"expression": IMAGES_JS, "returnByValue": True},
                                           session=session)["result"]["value"])

@@ -357,6 +357,38 @@ def write_report(
 
 
 
+def bundle(results: str | Path, out: str | Path, suite_hash: str | None = None):
+    """Write a portable results bundle of a results folder (docs/bundles.md); returns (path, bundle id)."""
+    from crsbench.bundles import from_results, write_bundle
+
+    return write_bundle(from_results(results, suite_hash), out)
+
+
+def cohort(sources, allow=()):
+    """Bundles and results folders merged into one comparable cohort (bundles.compare.merge): refused with
+    bundles.NotComparable naming the field that differs, unless `allow` names it."""
+    from crsbench.bundles import merge, open_source
+
+    return merge([open_source(s) for s in sources], allow)
+
+
+def compare(sources, reference: str | None = None, allow=(), **settings):
+    """The ScoreReport of bundles and results folders scored together; departures allowed by `allow`
+    come first in its notes and in settings["departures"]. Settings by name as in `score`."""
+    from crsbench.bundles import score_cohort
+
+    return score_cohort(cohort(sources, allow), reference, **settings)
+
+
+def leaderboard(sources, out_dir: str | Path, reference: str | None = None, allow=(), **settings) -> Path:
+    """The static leaderboard page (OUT/index.html) of bundles and results folders scored together."""
+    from crsbench.bundles import score_cohort
+    from crsbench.bundles.leaderboard import write_leaderboard
+
+    merged = cohort(sources, allow)
+    return write_leaderboard(score_cohort(merged, reference, **settings), merged, out_dir)
+
+
 def select(request, *, say=None, progress: Progress | None = None, dry_run: bool = False):
     """Which of these encoders for this cohort? `request` is a selection.workflow.SelectionRequest (or its
     fields by name, as a dict). Reads and checks the cohort, measures each encoder, fits the protocol to

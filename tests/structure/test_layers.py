@@ -21,7 +21,7 @@ LAYERS = (
     ("plan",),
     ("results", "embed"),
     ("scoring", "run"),
-    ("report", "selection"),
+    ("report", "selection", "bundles"),
     ("api",),
     ("cli", "__main__", "__init__"),
 )

@@ -17,6 +17,7 @@ import typer
 
 from crsbench import __version__
 from crsbench.cli.console import NORMAL, QUIET, VERBOSE, Output, set_verbosity
+from crsbench.cli.bundles import register as register_bundle_commands
 from crsbench.cli.datasets import datasets_app
 from crsbench.cli.encoders import encoders_app
 from crsbench.cli.errors import fail, handled
@@ -294,6 +295,7 @@ def _read_image(path: Path):
 
 
 app.command("select")(select)
+register_bundle_commands(app)
 
 
 @app.command()

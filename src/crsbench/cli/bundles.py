@@ -1,0 +1,86 @@
+"""`crsbench bundle`, `compare` and `leaderboard`: publish results as a portable bundle, score bundles
+and local results together where they are comparable, and write the static leaderboard page
+(docs/bundles.md). Each command is one call to `crsbench.api` and one render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from crsbench.cli.console import Output
+from crsbench.cli.errors import handled
+
+SOURCES = typer.Argument(..., help="Bundle files (.crsb) and results folders.")
+ALLOW = typer.Option(None, "--allow", help="Score despite this field differing, stating it in every output "
+                     "(protocol, solver, tasks, dataset, split, seeds, fractions, conditions, crs); repeatable.")
+REFERENCE = typer.Option(None, "--reference", "-r", help="Reference encoder (default: the first source's suite's).")
+N_BOOT = typer.Option(10_000, "--n-boot", min=0, help="Bootstrap draws (0: none).")
+
+
+def bundle(
+    results_dir: Path = typer.Argument(..., help="Results folder or results.sqlite."),
+    output: Path = typer.Option(..., "--output", "-o", help="The bundle file to write, e.g. NAME.crsb."),
+    suite_hash: Optional[str] = typer.Option(None, "--suite-hash", help="Only the records of this suite."),
+) -> None:
+    """Write a portable, content-addressed results bundle: records, per-case predictions, suite, versions,
+    fingerprints and encoder specs; no images, embeddings or paths of this machine."""
+    from crsbench import api
+
+    out = Output()
+    path, identity = api.bundle(results_dir, output, suite_hash)
+    out.result(f"wrote {path} ({path.stat().st_size / 1024:.1f} KiB), bundle id {identity}")
+
+
+def _departure_lines(out: Output, scored) -> None:
+    for line in scored.settings.get("departures", []):
+        out.result(line)
+
+
+def compare(
+    sources: List[Path] = SOURCES,
+    allow: Optional[List[str]] = ALLOW,
+    reference: Optional[str] = REFERENCE,
+    n_boot: int = N_BOOT,
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write the score tables here (CSV, Parquet, JSON)."),
+) -> None:
+    """Score bundles and results folders as one cohort, refusing sources that are not comparable."""
+    from crsbench import api, report
+    from crsbench.report.terminal import leading_tier_line
+
+    out = Output()
+    with out.progress().task(f"compare ({n_boot} bootstrap draws)", total=None):
+        scored = api.compare(sources, reference=reference, allow=tuple(allow or ()), n_boot=n_boot)
+    _departure_lines(out, scored)
+    for table in report.task_tables(scored):
+        out.show(table)
+    out.show(report.scores_table(scored))
+    for line in report.score_lines(scored, with_tier=False):
+        out.show(line)
+    out.result(leading_tier_line(scored))
+    if out_dir is not None:
+        written = report.write_score_report(scored, out_dir)
+        out.result(f"scores written to {next(iter(written.values())).parent} (CSV, Parquet, JSON)")
+    _departure_lines(out, scored)  # last too: a reader of the tail sees it
+
+
+def leaderboard(
+    sources: List[Path] = SOURCES,
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for index.html."),
+    allow: Optional[List[str]] = ALLOW,
+    reference: Optional[str] = REFERENCE,
+    n_boot: int = N_BOOT,
+) -> None:
+    """Write a static, self-contained leaderboard page (no script) of bundles scored together."""
+    from crsbench import api
+
+    out = Output()
+    with out.progress().task(f"leaderboard ({n_boot} bootstrap draws)", total=None):
+        page = api.leaderboard(sources, output, reference=reference, allow=tuple(allow or ()), n_boot=n_boot)
+    out.result(f"leaderboard: {page}")
+
+
+def register(app: typer.Typer) -> None:
+    for command in (bundle, compare, leaderboard):
+        app.command(command.__name__)(handled(command))

@@ -1,0 +1,381 @@
+"""Results bundles: byte-stable round trips, refusal of tampered or unsafe bundles, comparability checks,
+and the point of it all: encoders run apart by two groups, bundled and compared, score exactly as one
+joint run of them all."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+import io
+import os
+import platform
+import re
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from crsbench import api
+from crsbench.bundles import BundleError, NotComparable, from_results, merge, read_bundle, score_cohort, write_bundle
+from crsbench.bundles.manifest import Limits, json_bytes, sha256_hex
+from crsbench.bundles.write import parquet_bytes
+from crsbench.cli.main import app
+from crsbench.plan.suite import parse_suite
+
+SIZES = {"n_train": 40, "n_val": 16, "n_test": 24, "image_size": 32}
+# small raw-pixel encoders keep the probes quick: 8 x 8 and 4 x 4 pixels, 192 and 48 dimensions
+PIXELS_8 = {"name": "raw-pixels", "label": "pixels-8", "options": {"input_size": 8}}
+PIXELS_4 = {"name": "raw-pixels", "label": "pixels-4", "options": {"input_size": 4}}
+N_BOOT = 200
+
+
+def _suite(root, name, encoders, c_grid=(0.1,), seeds=(0, 1), reference="pixels-8"):
+    return parse_suite({
+        "name": name, "output": str(root / name), "cache": str(root / "cache"), "reference": reference,
+        "encoders": encoders,
+        "tasks": [{"name": "derm", "dataset": {"kind": "demo", "specialty": "derm", **SIZES},
+                   "shift": {"kind": "demo", "specialty": "derm", "site": "B", **SIZES}},
+                  {"name": "cxr", "dataset": {"kind": "demo", "specialty": "cxr", **SIZES}}],
+        "seeds": list(seeds), "fractions": [0.5, 1.0], "probe": {"c_grid": list(c_grid)},
+        "perturbations": {"select": ["gaussian_noise"], "severities": [1, 3]},
+    })
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Group A runs the reference and colour-texture, group B the reference and pixels-4, each in its own
+    folder; the joint run has all three. The embedding cache is shared: it never changes a number."""
+    root = tmp_path_factory.mktemp("bundles")
+    out = {}
+    for name, encoders in (("a", [PIXELS_8, "colour-texture"]), ("b", [PIXELS_8, PIXELS_4]),
+                           ("joint", [PIXELS_8, "colour-texture", PIXELS_4])):
+        suite = _suite(root, name, encoders)
+        api.run(suite)
+        out[name] = suite.output
+    out["root"] = root
+    return out
+
+
+@pytest.fixture(scope="module")
+def bundles(runs):
+    root = runs["root"]
+    return {name: write_bundle(from_results(runs[name]), root / f"{name}.crsb")[0] for name in ("a", "b")}
+
+
+# --------------------------------------------------------------------------- the joint-run equality
+
+
+def test_two_groups_bundled_and_compared_score_exactly_as_one_joint_run(runs, bundles):
+    compared = api.compare([bundles["a"], bundles["b"]], n_boot=N_BOOT)
+    joint = api.score(runs["joint"], n_boot=N_BOOT)
+    assert compared.interval_label == joint.interval_label and "case" in joint.interval_label
+    for table in ("scores", "scores_by_task", "axes", "axes_by_task", "axis_intervals", "leading_tier_table", "pairwise"):
+        pd.testing.assert_frame_equal(getattr(compared, table), getattr(joint, table), check_exact=True, obj=table)
+    assert compared.leading_tier == joint.leading_tier
+    assert compared.leading_tier_by_task == joint.leading_tier_by_task
+    assert set(compared.scores.index) == {"pixels-8", "colour-texture", "pixels-4"}
+    assert compared.settings["departures"] == []
+    # a local results folder enters a comparison as its bundle would
+    mixed = api.compare([bundles["a"], runs["b"]], n_boot=N_BOOT)
+    pd.testing.assert_frame_equal(mixed.scores, joint.scores, check_exact=True)
+
+
+# --------------------------------------------------------------------------- what a bundle holds
+
+
+def test_round_trip_is_byte_stable_and_the_bundle_holds_no_path_or_host(runs, bundles, tmp_path):
+    path = bundles["a"]
+    again, identity = write_bundle(from_results(runs["a"]), tmp_path / "again.crsb")
+    assert again.read_bytes() == path.read_bytes()
+    read = read_bundle(path)
+    assert read.bundle_id == identity
+    rewritten, _ = write_bundle(read, tmp_path / "rewritten.crsb")
+    assert rewritten.read_bytes() == path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        assert names[0] == "manifest.json" and names[1:] == sorted(names[1:])
+        assert {i.date_time for i in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+        content = b"".join(archive.read(n) for n in names)
+        text = b"".join(archive.read(n) for n in names if n.endswith(".json")).decode()
+    for secret in (str(runs["root"]), str(runs["root"].parent), str(Path.cwd())):
+        assert secret.encode() not in content, secret
+    assert not re.search(rf"\b{re.escape(platform.node())}\b", text)  # the host name is a word of text, if anywhere
+    assert not any(n.endswith((".npy", ".npz", ".pkl")) for n in names)  # no embeddings, nothing pickled
+    records = api.records(runs["a"])
+    assert len(read.records) == len(records) and set(read.records["record_key"]) == set(records["record_key"])
+    stored = api.predictions(runs["a"])
+    key = stored.index["record_key"].iloc[-1]
+    np.testing.assert_array_equal(read.predictions().probabilities(key), stored.probabilities(key))
+    assert read.facts["protocol_version"] and read.facts["solver"]["name"] != "unknown"
+    assert {e["label"] for e in read.encoders} == {"pixels-8", "colour-texture"}
+    assert all(e["spec"].get("licence") for e in read.encoders)
+
+
+# --------------------------------------------------------------------------- tampering
+
+
+def _members(path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {n: archive.read(n) for n in archive.namelist()}
+
+
+def _zip(path, members: dict[str, bytes], rehash: bool = False):
+    """A zip of `members`; `rehash`: with the manifest rewritten to match (a careful forger)."""
+    if rehash:
+        import json
+
+        manifest = json.loads(members["manifest.json"])
+        manifest["files"] = {n: {"sha256": sha256_hex(d), "bytes": len(d)} for n, d in sorted(members.items())
+                             if n != "manifest.json"}
+        members = {**members, "manifest.json": json_bytes(manifest)}
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def _edit_table(data: bytes, edit) -> bytes:
+    frame = pq.read_table(io.BytesIO(data)).to_pandas()
+    return parquet_bytes(pa.Table.from_pandas(edit(frame), preserve_index=False))
+
+
+def _edited_record(frame):
+    frame.loc[0, "auroc"] = 0.99
+    return frame
+
+
+def _swapped(frame):
+    """Two records of one test set given each other's predictions."""
+    for _, group in frame.groupby("test_set"):
+        distinct = group.drop_duplicates("probs")
+        if len(distinct) > 1:
+            first, second = distinct.index[:2]
+            frame.loc[[first, second], "probs"] = frame.loc[[second, first], "probs"].to_numpy()
+            return frame
+    raise AssertionError("no test set with two prediction vectors")
+
+
+def _moved(frame):
+    """A record pointed at a vector of another test set."""
+    other = frame.index[frame["test_set"] != frame.loc[0, "test_set"]][0]
+    frame.loc[0, "probs"] = frame.loc[other, "probs"]
+    return frame
+
+
+@pytest.mark.parametrize("member, edit, rehash, named", [
+    ("records.parquet", _edited_record, False, "records.parquet: content does not match its manifest hash"),
+    ("records.parquet", _edited_record, True, "records.parquet and predictions/index.parquet disagree"),
+    ("predictions/index.parquet", _swapped, False, "predictions/index.parquet: content does not match"),
+    ("predictions/index.parquet", _swapped, True, "records.parquet and predictions/index.parquet disagree"),
+    ("predictions/index.parquet", _moved, True, "predictions/index.parquet: record .* points at a vector of test set"),
+])
+def test_an_edited_record_or_swapped_predictions_are_refused_naming_the_file(bundles, tmp_path, member, edit, rehash, named):
+    members = _members(bundles["a"])
+    members[member] = _edit_table(members[member], edit)
+    with pytest.raises(BundleError, match=named):
+        read_bundle(_zip(tmp_path / "tampered.crsb", members, rehash))
+
+
+def test_manifest_mismatch_extra_and_missing_files_are_refused(bundles, tmp_path):
+    members = _members(bundles["a"])
+    import json
+
+    manifest = json.loads(members["manifest.json"])
+    manifest["contents"]["records"] += 1
+    with pytest.raises(BundleError, match="manifest.json: says .* records, the bundle holds"):
+        read_bundle(_zip(tmp_path / "count.crsb", {**members, "manifest.json": json_bytes(manifest)}))
+    with pytest.raises(BundleError, match="manifest.json: bundle id .* is not the expected"):
+        read_bundle(bundles["a"], expected_id="0" * 16)
+    assert read_bundle(bundles["a"], expected_id=read_bundle(bundles["a"]).bundle_id[:12]).records is not None
+    with pytest.raises(BundleError, match="notes.txt: not listed in the manifest"):
+        read_bundle(_zip(tmp_path / "extra.crsb", {**members, "notes.txt": b"hello"}))
+    fewer = {n: d for n, d in members.items() if n != "encoders.json"}
+    with pytest.raises(BundleError, match="encoders.json: listed in the manifest but missing"):
+        read_bundle(_zip(tmp_path / "missing.crsb", fewer))
+
+
+@pytest.mark.parametrize("name", ["../evil.json", "/etc/passwd", "predictions/../../x", "a\\b.json", "C:/x.json"])
+def test_path_traversal_is_refused_before_anything_is_read(bundles, tmp_path, name):
+    members = {**_members(bundles["a"]), name: b"{}"}
+    with pytest.raises(BundleError, match="not a plain relative file name"):
+        read_bundle(_zip(tmp_path / "traversal.crsb", members))
+
+
+def test_oversized_members_zip_bombs_and_non_zips_are_refused(bundles, tmp_path):
+    with pytest.raises(BundleError, match=r"\.crsb: [a-z_/]+\.(json|parquet): \d+ bytes, over the 2000-byte limit"):
+        read_bundle(bundles["a"], limits=Limits(member_bytes=2000))
+    with pytest.raises(BundleError, match="14 files, more than the 3 a bundle may hold"):
+        read_bundle(bundles["a"], limits=Limits(members=3))
+    bomb = tmp_path / "bomb.crsb"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("manifest.json", b"{}")
+        archive.writestr("zeros.json", b"\0" * (20 << 20))
+    with pytest.raises(BundleError, match="zeros.json: compressed .* possible zip bomb"):
+        read_bundle(bomb)
+    junk = tmp_path / "junk.crsb"
+    junk.write_bytes(os.urandom(4000))
+    with pytest.raises(BundleError, match="not a bundle"):
+        read_bundle(junk)
+
+
+@pytest.mark.parametrize("task_type", ["single_label", "multi_label"])
+def test_the_float32_tie_bound_covers_what_rounding_moves_and_is_zero_without_ties(task_type):
+    from crsbench.metrics import classification as metrics
+    from crsbench.bundles.read import _tie_slack
+
+    rng = np.random.default_rng(3)
+    n, k = 400, 3
+    if task_type == "single_label":
+        labels = rng.integers(0, k, n)
+        near = 1 / k + 1e-9 * rng.normal(size=(n, k))  # a probe that barely moved: float32 ties most of it
+        p64 = near / near.sum(axis=1, keepdims=True)
+        spread = rng.dirichlet(np.ones(k), n)
+    else:
+        labels = (rng.random((n, k)) < 0.4).astype(float)
+        labels[rng.random((n, k)) < 0.1] = np.nan
+        p64 = 0.5 + 1e-9 * rng.normal(size=(n, k))
+        spread = rng.random((n, k))
+    p32 = p64.astype(np.float32).astype(np.float64)
+    moved = abs(metrics.auroc_macro(task_type, labels, p64) - metrics.auroc_macro(task_type, labels, p32))
+    slack = _tie_slack(task_type, labels, p32)
+    assert 1e-4 < moved <= slack <= 0.5  # rounding moved the AUROC far past any summation error, within the bound
+    assert _tie_slack(task_type, labels, spread) == 0.0
+
+
+# --------------------------------------------------------------------------- comparability
+
+
+def test_a_bundle_from_another_solver_or_split_or_protocol_is_refused_naming_the_field(runs, bundles):
+    other = _suite(runs["root"], "other-solver", ["colour-texture"], c_grid=(1.0,), reference="colour-texture")
+    api.run(other)
+    a = read_bundle(bundles["a"])
+    with pytest.raises(NotComparable, match=r"^not comparable: solver differs: .*--allow solver"):
+        merge([a, from_results(other.output)])
+
+    split = copy.deepcopy(read_bundle(bundles["b"]))
+    old = split.test_sets.loc[(split.test_sets["task"] == "derm") & (split.test_sets["role"] == "test"), "test_set"].iloc[0]
+    cases = split.cases.pop(old)
+    moved = type(cases)(np.array([f"x{c}" for c in cases.case_id]), cases.cluster, cases.labels, cases.task, cases.role)
+    split.cases[moved.identity()] = moved
+    split.test_sets = split.test_sets.replace({old: moved.identity()})
+    split.index = split.index.replace({old: moved.identity()})
+    with pytest.raises(NotComparable, match=r"split differs on task derm: .* 48 case id\(s\) not in every source"):
+        merge([a, split])
+    unpaired = score_cohort(merge([a, split], allow=["split"]), n_boot=50)
+    assert unpaired.notes[0].startswith("departure (--allow split): split differs on task derm")
+    assert "seed-only" in unpaired.interval_label
+
+    protocol = copy.deepcopy(read_bundle(bundles["b"]))
+    protocol.facts["protocol_version"] = "crs-bench-0"
+    with pytest.raises(NotComparable, match="protocol differs: a.crsb has crs-bench-1; b.crsb has crs-bench-0"):
+        merge([a, protocol])
+    line = str(pytest.raises(NotComparable, merge, [a, protocol]).value)
+    assert "\n" not in line
+
+
+def test_allowed_seed_departure_is_scored_on_the_shared_seeds_and_stated_in_every_output(bundles, tmp_path):
+    a, b = read_bundle(bundles["a"]), read_bundle(bundles["b"])
+    b.records = b.records[b.records["seed"] == 0].reset_index(drop=True)
+    with pytest.raises(NotComparable, match=r"seeds differ on task cxr: a.crsb has 0, 1; b.crsb has 0"):
+        merge([a, b])
+    cohort = merge([a, b], allow=["seeds"])
+    assert set(cohort.records["seed"]) == {0}
+    scored = score_cohort(cohort, n_boot=50)
+    assert scored.notes[0].startswith("departure (--allow seeds): seeds differ")
+    assert scored.settings["departures"] == [scored.notes[0]]
+    assert scored.settings["seeds"] == [0]
+    from crsbench.report import write_score_report
+
+    written = write_score_report(scored, tmp_path / "scores")
+    for path in written.values():
+        if path.suffix == ".csv" and path.stat().st_size > 1:
+            frame = pd.read_csv(path)
+            assert frame.empty or set(frame["departures"]) == {scored.notes[0]}, path.name
+    assert "departure (--allow seeds)" in (tmp_path / "scores" / "summary.json").read_text()
+
+
+def test_the_same_name_for_two_encoders_is_refused(bundles):
+    a, b = read_bundle(bundles["a"]), read_bundle(bundles["b"])
+    b.records = b.records.assign(encoder_fingerprint=lambda f: f["encoder_fingerprint"].where(
+        f["encoder"] != "pixels-8", "another"))
+    with pytest.raises(NotComparable, match="encoder 'pixels-8' is in a.crsb and b.crsb with different fingerprints"):
+        merge([a, b])
+
+
+# --------------------------------------------------------------------------- the command line and the page
+
+
+def test_cli_bundle_compare_and_leaderboard(runs, bundles, tmp_path):
+    runner = CliRunner()
+    made = runner.invoke(app, ["bundle", str(runs["a"]), "-o", str(tmp_path / "cli.crsb")])
+    assert made.exit_code == 0, made.output
+    assert (tmp_path / "cli.crsb").read_bytes() == bundles["a"].read_bytes()
+    assert read_bundle(bundles["a"]).bundle_id in made.output
+    compared = runner.invoke(app, ["compare", str(bundles["a"]), str(bundles["b"]), "--n-boot", "50"])
+    assert compared.exit_code == 0, compared.output
+    assert "pixels-4" in compared.output and "Leading tier" in compared.output
+    other = tmp_path / "other.crsb"
+    members = _members(bundles["b"])
+    refused = runner.invoke(app, ["compare", str(bundles["a"]), str(_zip(other, {**members, "x.json": b"{}"}))])
+    assert refused.exit_code == 2 and "x.json: not listed in the manifest" in refused.output
+    page = runner.invoke(app, ["leaderboard", str(bundles["a"]), str(bundles["b"]), "-o", str(tmp_path / "site"),
+                               "--n-boot", "50"])
+    assert page.exit_code == 0, page.output
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert "<script" not in html and "default-src 'none'" in html
+
+
+def test_leaderboard_rows_filters_and_provenance(bundles, tmp_path):
+    a, b = read_bundle(bundles["a"]), read_bundle(bundles["b"])
+    for entry in b.encoders:  # facts a published encoder would carry
+        if entry["label"] == "pixels-4":
+            entry["spec"] = {**entry["spec"], "specialty": "dermatology", "licence": "cc-by-nc-4.0 (<b>card</b>)"}
+    b.source = "group<b>.crsb"
+    cohort = merge([a, b])
+    scored = score_cohort(cohort, n_boot=50)
+    from crsbench.bundles.leaderboard import context, render
+
+    values = context(scored, cohort)
+    anchors = {v["anchor"]: v for v in values["views"]}
+    assert {"specialty-baseline", "specialty-dermatology", "licence-apache-2-0", "licence-cc-by-nc-4-0"} <= set(anchors)
+    derm = anchors["specialty-dermatology"]
+    assert [len(s["rows"]) for s in derm["scopes"]] == [1, 1, 1]  # two tasks and across tasks
+    assert derm["scopes"][-1]["rows"][0]["crs"] == values["everyone"]["scopes"][-1]["rows"][
+        [r["encoder"] for r in values["everyone"]["scopes"][-1]["rows"]].index("pixels-4")]["crs"]
+    html = render(scored, cohort)
+    assert "<script" not in html.lower() and "<b>" not in html and "group&lt;b&gt;.crsb" in html
+    assert html.count('class="view') == len(values["views"]) + 1 and ".view:target" in html
+    assert b.bundle_id[:16] in html and a.bundle_id[:16] in html
+
+
+LITE0_32 = {"name": "efficientnet-lite0", "label": "lite0-32", "options": {"input_size": 32}}
+
+
+@pytest.mark.slow
+def test_the_leaderboard_of_three_bundles_renders_in_chromium_without_running_anything(runs, bundles, tmp_path):
+    from _browser_check import check_page, find_browser
+
+    if find_browser() is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
+    third = _suite(runs["root"], "c", [PIXELS_8, LITE0_32])
+    api.run(third)
+    c = write_bundle(from_results(third.output), runs["root"] / "c.crsb")[0]
+    site = tmp_path / "site"
+    page = api.leaderboard([bundles["a"], bundles["b"], c], site, n_boot=N_BOOT)
+    shots = Path(os.environ.get("CRSBENCH_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    check = check_page(page, shots / "leaderboard.png")
+    assert check.console_errors == [] and check.requests == [] and check.dialogs == []
+    assert check.screenshot.stat().st_size > 10_000 and check.height > 800
+    html = page.read_text()
+    for encoder in ("pixels-8", "colour-texture", "pixels-4", "lite0-32"):
+        assert encoder in html
+    assert 'href="#specialty-general"' in html and 'id="specialty-general"' in html
+    # a filter's link shows its section alone, by CSS: the page gets shorter, and still runs nothing
+    filtered = check_page(page, shots / "leaderboard-general.png", fragment="#specialty-general")
+    assert filtered.console_errors == [] and filtered.requests == [] and filtered.dialogs == []
+    assert 300 < filtered.height < check.height
