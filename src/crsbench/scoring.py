@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from crsbench.axis_evidence import axis_evidence, class_table
 from crsbench.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
 from crsbench.crs import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
 from crsbench.records import aggregate_seeds
@@ -107,6 +108,9 @@ class ScoreReport:
     notes: tuple[str, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
     axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
+    # what each axis rests on per task (axis_evidence.axis_evidence) and the cases per class of each set
+    axis_evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
+    class_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""
@@ -125,6 +129,8 @@ class ScoreReport:
             "weight_sensitivity": self.weight_sensitivity,
             "seed_summary": self.seed_summary,
             "axis_intervals": self.axis_intervals,
+            "axis_evidence": self.axis_evidence,
+            "class_counts": self.class_counts,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -528,4 +534,6 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         notes=tuple(notes),
         settings=settings_of(config, reference, axis_scores, baselines),
         axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),
+        axis_evidence=axis_evidence(records),
+        class_counts=class_table(records),
     )
