@@ -206,9 +206,26 @@ def recommendation(report, evidence: Evidence) -> list[str]:
     return [s for s in sentences if s]
 
 
+def floor_encoders(report) -> set[str]:
+    """The training-free floor baselines among the scored encoders: those the suite marks, and registry
+    entries of the baseline group (raw pixels, colour-texture), which `select` lists like any other."""
+    marked = set(map(str, getattr(report, "baselines", ()) or ()))
+    try:
+        from crsbench.encoders.registry import encoder_spec
+    except ImportError:  # the registry is part of the package; a stripped install still advises
+        return marked
+    for name in map(str, report.scores.index):
+        try:
+            if getattr(encoder_spec(name), "group", "") == "baseline":
+                marked.add(name)
+        except Exception:  # not a registry name (a user's module:factory): only the suite can mark it
+            continue
+    return marked
+
+
 def floor_sentences(report, scope: str = "") -> list[str]:
     """A training-free floor baseline first or in the leading tier, in plain words."""
-    baselines = set(map(str, getattr(report, "baselines", ()) or ()))
+    baselines = floor_encoders(report)
     if not baselines:
         return []
     scores, tier = report.scores, [str(e) for e in report.leading_tier]
