@@ -434,3 +434,17 @@ def test_a_lone_leader_says_how_firmly_and_warns_on_a_small_test_set():
     assert "With 40 test images the tier's stated 95% is nearer 90%" in small
     large = " ".join(advice.recommendation(scored, advice.Evidence(400, 5)))
     assert "at least 0.30" in large and "nearer 90%" not in large
+
+
+def test_a_p_rank1_that_disagrees_with_the_tier_is_explained():
+    scores = _scores([("X", 0.85, 0.5, 0.8, 0.8, 2.0, 0.5, 3.5), ("Y", 0.84, 0.5, 0.8, 0.8, 1.5, 0.1, 2.9),
+                      ("Z", 0.83, 0.5, 0.8, 0.8, 0.0, math.nan, math.nan)])
+    scores["p_rank1"] = pd.Series({"X": 0.45, "Y": 0.26, "Z": 0.29})
+    scores["in_leading_tier"] = pd.Series({"X": True, "Y": True, "Z": False})
+    scored = _Scored(scores, ("X", "Y"), pd.DataFrame(), "Z")
+    [sentence] = advice.tier_against_p_rank1(scored)
+    assert sentence.startswith("P(#1) and the tier disagree: Z is outside the leading tier yet first in 29% of "
+                               "bootstrap draws, more than Y inside it (26%).")
+    assert "Read the tier as the verdict" in sentence
+    scores.loc["Z", "p_rank1"] = 0.1
+    assert advice.tier_against_p_rank1(scored) == []

@@ -396,7 +396,7 @@ def reliability(data: ReportData, task: str) -> Drawn:
     ax.set_ylim(0, 1)
     ax.set_ylabel("observed frequency")
     ax.grid(linewidth=0.3, alpha=0.5)
-    below.set_ylabel("cases")
+    below.set_ylabel("cases\n(seeds pooled)")
     below.set_xlabel("predicted probability (bin mean)")
     below.grid(axis="y", linewidth=0.3, alpha=0.5)
     _legend_below(fig, *_encoder_handles(list(curves), data.palette), ncol=1)
@@ -490,7 +490,7 @@ CROSS_TASK: tuple[tuple[str, str, object, Callable], ...] = (
      "below.", None),
     ("encoder_perturbation", "AUROC lost per encoder and perturbation",
      "Mean AUROC drop (clean minus perturbed) at 100% labels per perturbation run, over its severities, the "
-     "seeds and the tasks.", None),
+     "seeds and the tasks; red: AUROC lost, blue: AUROC gained.", None),
     ("score_cost", "Score against cost per image",
      "Skill against the measured embedding cost per image (log scale).", None),
 )

@@ -60,8 +60,8 @@ def forest(data: ReportData) -> Drawn:
         return Absent("no scored axis")
     panels = [a for a in AXES if a in report.axes_used] + ["crs"]
     encoders = data.encoders
-    lines = max(label(e, 30).count("\n") + 1 for e in encoders)  # wrapped names need taller rows
-    fig = _figure(0.9 + 0.2 * lines * len(encoders) * ((len(panels) + 1) // 2), width=COLUMN_WIDTH * 2)
+    lines = max(label(e, 24).count("\n") + 1 for e in encoders)  # wrapped names need taller rows
+    fig = _figure(0.9 + 0.2 * lines * len(encoders) * ((len(panels) + 1) // 2), width=COLUMN_WIDTH * 1.6)
     axs = fig.subplots((len(panels) + 1) // 2, 2, squeeze=False).ravel()
     y = np.arange(len(encoders))
     for ax, axis in zip(axs, panels):
@@ -73,7 +73,7 @@ def forest(data: ReportData) -> Drawn:
                 ax.hlines(yi, r["ci_low"], r["ci_high"], color=colour, linewidth=1.2)
             ax.plot(r["value"], yi, "o", color=colour, markersize=3.5)
         ax.axvline(part["reference_value"].iloc[0], color="#333333", linewidth=0.7, linestyle="--")
-        ax.set_yticks(y, [label(e, 30) for e in encoders])
+        ax.set_yticks(y, [label(e, 24) for e in encoders])
         ax.set_ylim(len(encoders) - 0.5, -0.5)
         ax.set_title("CRS (paired interval of the difference)" if axis == "crs" else AXIS_LABELS[axis], loc="left")
         ax.grid(axis="x", linewidth=0.3, alpha=0.5)
@@ -148,8 +148,8 @@ def encoder_perturbation_heatmap(data: ReportData) -> Drawn:
     matrix = perturbation_matrix(data.records)
     if matrix.empty:
         return Absent("no perturbation was run: nothing to show per perturbation")
-    return _heat(0.8 + 0.26 * len(matrix), matrix, data.encoders, "Reds", "AUROC drop\n(clean \u2212 perturbed)",
-                 ".3f")
+    return _heat(0.8 + 0.26 * len(matrix), matrix, data.encoders, "RdBu_r", "AUROC drop\n(clean \u2212 perturbed)",
+                 ".3f", centre=0.0)
 
 
 def per_class_auroc_table(records: pd.DataFrame, task: str) -> pd.DataFrame:
