@@ -448,3 +448,20 @@ def test_a_p_rank1_that_disagrees_with_the_tier_is_explained():
     assert "Read the tier as the verdict" in sentence
     scores.loc["Z", "p_rank1"] = 0.1
     assert advice.tier_against_p_rank1(scored) == []
+
+
+def test_registry_floor_baselines_are_named_as_such():
+    scores = _scores([("raw-pixels", 0.85, 0.5, 0.8, 0.8, 2.0, 0.5, 3.5),
+                      ("efficientnet-lite0", 0.84, 0.5, 0.8, 0.8, 0.0, math.nan, math.nan)])
+    scored = _Scored(scores, ("raw-pixels", "efficientnet-lite0"), pd.DataFrame(), "efficientnet-lite0")
+    [sentence] = advice.floor_sentences(scored)
+    assert sentence.startswith("raw-pixels is a training-free floor baseline and has the highest CRS: none of the "
+                               "pretrained encoders beat it on this cohort (the best of them, efficientnet-lite0, "
+                               "has CRS 0.00)")
+    only = _Scored(scores.rename(index={"efficientnet-lite0": "colour-texture"}), ("raw-pixels",), pd.DataFrame(),
+                   "colour-texture")
+    assert advice.floor_sentences(only)[0].startswith("Every encoder scored is a training-free floor baseline")
+    tied = _Scored(scores.rename(index={"raw-pixels": "mine", "efficientnet-lite0": "raw-pixels"}),
+                   ("mine", "raw-pixels"), pd.DataFrame(), "raw-pixels")
+    assert "The training-free floor baseline raw-pixels is in the leading tier: mine did not beat it" in \
+        advice.floor_sentences(tied)[0]

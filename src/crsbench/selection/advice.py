@@ -233,10 +233,12 @@ def floor_sentences(report, scope: str = "") -> list[str]:
     where = f" {scope}" if scope else ""
     if top in baselines:
         models = scores[~scores.index.isin(list(baselines))]
-        best = (f" (the best of them, {models.index[0]}, has CRS {float(models.iloc[0]['crs']):.2f})"
-                if len(models) else "")
+        if models.empty:
+            return [f"Every encoder scored{where} is a training-free floor baseline: no pretrained encoder was "
+                    f"compared, so {top} leads only the floor."]
         return [f"{top} is a training-free floor baseline and has the highest CRS{where}: none of the pretrained "
-                f"encoders beat it on this cohort{best}; a pretrained encoder is not worth its cost here."]
+                f"encoders beat it on this cohort (the best of them, {models.index[0]}, has CRS "
+                f"{float(models.iloc[0]['crs']):.2f}); a pretrained encoder is not worth its cost here."]
     tied = [e for e in tier if e in baselines]
     if tied:
         return [f"The training-free floor baseline{'s' if len(tied) > 1 else ''} {', '.join(tied)} "
