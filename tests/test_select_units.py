@@ -461,7 +461,7 @@ def test_registry_floor_baselines_are_named_as_such():
     only = _Scored(scores.rename(index={"efficientnet-lite0": "colour-texture"}), ("raw-pixels",), pd.DataFrame(),
                    "colour-texture")
     assert advice.floor_sentences(only)[0].startswith("Every encoder scored is a training-free floor baseline")
-    tied = _Scored(scores.rename(index={"raw-pixels": "mine", "efficientnet-lite0": "raw-pixels"}),
-                   ("mine", "raw-pixels"), pd.DataFrame(), "raw-pixels")
-    assert "The training-free floor baseline raw-pixels is in the leading tier: mine did not beat it" in \
-        advice.floor_sentences(tied)[0]
+    tied = _Scored(scores.rename(index={"raw-pixels": "mine", "efficientnet-lite0": "raw-pixels@input_size=16"}),
+                   ("mine", "raw-pixels@input_size=16"), pd.DataFrame(), "raw-pixels@input_size=16")
+    assert ("The training-free floor baseline raw-pixels@input_size=16 is in the leading tier: mine did not beat it"
+            in advice.floor_sentences(tied)[0])

@@ -215,8 +215,8 @@ def floor_encoders(report) -> set[str]:
     except ImportError:  # the registry is part of the package; a stripped install still advises
         return marked
     for name in map(str, report.scores.index):
-        try:
-            if getattr(encoder_spec(name), "group", "") == "baseline":
+        try:  # a label may carry options (raw-pixels@input_size=16): the entry is the name before them
+            if getattr(encoder_spec(name.split("@", 1)[0]), "group", "") == "baseline":
                 marked.add(name)
         except Exception:  # not a registry name (a user's module:factory): only the suite can mark it
             continue
