@@ -63,11 +63,8 @@ def _set_counts(rows: pd.DataFrame) -> SetCounts | None:
         return None
     row = rows.iloc[0]
     n = int(row["n_eval"]) if "n_eval" in rows and pd.notna(row.get("n_eval")) else 0
+    # cases per class (single-label, ordinal), positives per label (multi-label)
     per_class = _counts(row.get("positives_eval")) if "positives_eval" in rows else []
-    if len(per_class) == 2 and n and sum(per_class) == n:
-        pass  # both classes counted
-    elif len(per_class) == 1 and n:  # one positive count: the negatives are the rest
-        per_class = [n - per_class[0], per_class[0]]
     return SetCounts(n, tuple(per_class))
 
 
@@ -165,12 +162,3 @@ def thin_axes(evidence: pd.DataFrame, task: str | None = None) -> dict[str, str]
         else:
             out[str(axis)] = "; ".join(f"task {t}: {w}" for t, w in zip(rows["task"], rows["why"]))
     return out
-
-
-def small_classes(classes: pd.DataFrame, min_cases: int = MIN_CASES_PER_CLASS, class_names=None) -> list[str]:
-    """Each class with fewer than `min_cases` cases in a test or shift set, in words."""
-    if classes is None or classes.empty:
-        return []
-    small = classes[classes["cases"] < min_cases]
-    return [f"{class_name(int(r.cls), class_names)}: {int(r.cases)} case(s) in the {r.set} set of task {r.task}"
-            for r in small.rename(columns={"class": "cls"}).itertuples()]
