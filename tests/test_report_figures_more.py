@@ -103,7 +103,11 @@ def test_captions_say_what_ran_and_names_are_never_cut(written):
     assert "(blur, noise; severities 1, 3, 5" in robustness and "jpeg" not in robustness
     assert "3 seeds pooled" in captions["reliability_1_derm"] and "cases in each bin" in captions["reliability_1_derm"]
     assert "150 draws" in captions["rank_distribution"]
+    # a long name is shown by its key and spelt out in every caption; other long strings wrap, uncut
     name = f"{LONG}-ft-derm"
+    assert f"[1] = {name}" in captions["forest"] and f"[2] = {LONG}-original" in captions["forest"]
+    with figures.keyed(figures.name_key([name, f"{LONG}-original", "raw-pixels"])):
+        assert figures.label(name).startswith("[1] ") and figures.label("raw-pixels") == "raw-pixels"
     assert figures.label(name).replace("\n", "") == name
     assert all(f.absent is None for f in written.figures), [(f.name, f.absent) for f in written.figures if f.absent]
 

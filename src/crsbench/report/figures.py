@@ -8,6 +8,8 @@ matplotlib from reading them as mathtext and shortens them.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
@@ -66,11 +68,40 @@ class Absent:
 Drawn = Figure | Absent
 
 
-def label(name: object, width: int = 22) -> str:
-    """A user string as matplotlib text: dollar signs literal (no mathtext); a long name wrapped onto more
-    lines, never cut, so two names that share a long prefix stay apart."""
+NAME_WIDTH = 22  # characters of an encoder name a figure shows on one line
+_KEY: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("encoder_key", default={})
+
+
+def name_key(encoders, width: int = NAME_WIDTH) -> dict[str, str]:
+    """Short forms for the encoder names too long for a figure: "[k] prefix..." with k the key's number,
+    so names that share a long prefix stay apart; the caption spells each in full (key_text)."""
+    long = [printable(e) for e in encoders if len(printable(e)) > width]
+    return {name: f"[{k}] {name[: width - 6]}\u2026" for k, name in enumerate(long, start=1)}
+
+
+def key_text(key: dict[str, str]) -> str:
+    return "; ".join(f"{short.split(' ', 1)[0]} = {name}" for name, short in key.items())
+
+
+@contextlib.contextmanager
+def keyed(key: dict[str, str]):
+    """Figures drawn inside use `key`'s short forms for the encoders it names."""
+    token = _KEY.set(key)
+    try:
+        yield
+    finally:
+        _KEY.reset(token)
+
+
+def label(name: object, width: int = NAME_WIDTH) -> str:
+    """A user string as matplotlib text: dollar signs literal (no mathtext). An encoder with a key entry
+    shows its short form (the caption spells it out); any other long string wraps onto more lines.
+    Nothing is cut without a key."""
     text = printable(name)  # a control character would make the SVG invalid XML
-    if len(text) > width:
+    short = _KEY.get().get(text)
+    if short is not None:
+        text = short
+    elif len(text) > width:
         text = "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=True))
     return text.replace("\\", "\\\\").replace("$", r"\$")
 

@@ -132,10 +132,11 @@ class ReportFiles:
 def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
     folder.mkdir(parents=True, exist_ok=True)
     out = []
+    key = figures.name_key(data.encoders)
     for planned in figures.plan(data):
         import matplotlib
 
-        with matplotlib.rc_context(figures.STYLE):
+        with matplotlib.rc_context(figures.STYLE), figures.keyed(key):
             drawn = planned.draw()
             if isinstance(drawn, figures.Absent):
                 out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, absent=drawn.reason))
@@ -144,7 +145,8 @@ def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
             drawn.savefig(png, dpi=figures.PNG_DPI)
             drawn.set_layout_engine("none")  # laid out once for the PNG; the SVG keeps that layout
             drawn.savefig(svg)
-        out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, png, svg,
+        caption = planned.caption + (f" Names: {figures.key_text(key)}." if key else "")
+        out.append(FigureFile(planned.name, planned.title, caption, planned.task, png, svg,
                               png_data=base64.b64encode(png.read_bytes()).decode("ascii")))
     return out
 
