@@ -19,7 +19,7 @@ LAYERS = (
      "output_lock", "executors"),
     ("conditions", "datasets", "encoders", "probe_engine", "probe", "subsets", "crs", "store"),
     ("axes", "stats", "predictions", "class_support", "shift", "extraction", "robustness", "suite"),
-    ("bootstrap", "simulation", "plan", "embed", "resolve"),
+    ("bootstrap", "simulation", "plan", "embed", "resolve", "axis_evidence"),
     ("scoring", "grid", "pipeline", "keys", "datacheck", "task_data", "provenance"),
     ("embedding_jobs", "selection", "report"),
     ("runner",),

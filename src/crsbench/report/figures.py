@@ -535,14 +535,6 @@ PER_TASK: tuple[tuple[str, str, object, Callable], ...] = (
 )
 
 
-def _builders() -> dict[str, Callable]:
-    from crsbench.report import figures_more as more
-
-    return {"forest": more.forest, "encoder_task": more.encoder_task_heatmap,
-            "encoder_perturbation": more.encoder_perturbation_heatmap, "score_cost": more.score_against_cost,
-            "per_class_auroc": more.per_class_auroc}
-
-
 def _caption(caption, data: ReportData, task=None) -> str:
     return caption(data, task) if callable(caption) else str(caption)
 
@@ -552,10 +544,11 @@ def slug(text: str) -> str:
     return kept.strip("-")[:32] or "task"
 
 
-def plan(data: ReportData) -> list[PlannedFigure]:
+def plan(data: ReportData, more: dict[str, Callable] | None = None) -> list[PlannedFigure]:
     """Every figure of the report in reading order: cross-task first, then each figure kind per task.
-    Captions are generated from what ran."""
-    more = _builders()
+    Captions are generated from what ran. `more`: the builders of the entries without one here, by name
+    (figures_more.BUILDERS; passed in, since that module draws with this one's helpers)."""
+    more = more or {}
     planned = [PlannedFigure(name, title, _caption(caption, data), (lambda build=build or more[name]: build(data)))
                for name, title, caption, build in CROSS_TASK]
     for name, title, caption, build in PER_TASK:

@@ -216,3 +216,7 @@ def score_against_cost(data: ReportData) -> Drawn:
     ax.grid(linewidth=0.3, alpha=0.5)
     fig.legend(loc="outside lower center", ncol=2, frameon=False)
     return fig
+
+
+BUILDERS = {"forest": forest, "encoder_task": encoder_task_heatmap, "encoder_perturbation": encoder_perturbation_heatmap,
+            "score_cost": score_against_cost, "per_class_auroc": per_class_auroc}

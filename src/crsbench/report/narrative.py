@@ -10,7 +10,7 @@ import pandas as pd
 
 from crsbench.axis_evidence import thin_axes
 from crsbench.crs import CRSConfig, crs_batch
-from crsbench.selection import advice
+from crsbench.report import claims as advice
 from crsbench.report.evidence import WorstCondition
 
 if TYPE_CHECKING:  # annotations only

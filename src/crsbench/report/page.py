@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from crsbench.printable import printable
-from crsbench.report import evidence, figures, narrative, sources, tables
+from crsbench.report import evidence, figures, figures_more, narrative, sources, tables
 from crsbench.report.terminal import partial_prefix
 
 if TYPE_CHECKING:  # annotations only
@@ -133,7 +133,7 @@ def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     key = figures.name_key(data.encoders)
-    for planned in figures.plan(data):
+    for planned in figures.plan(data, figures_more.BUILDERS):
         import matplotlib
 
         with matplotlib.rc_context(figures.STYLE), figures.keyed(key):
