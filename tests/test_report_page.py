@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsbench import api
-from crsbench.cli import app
+from crsbench.cli.main import app
 from crsbench.report import evidence, narrative
 from _report_fixtures import COHORT, SUITE_HASH, write_results
 

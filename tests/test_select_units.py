@@ -184,7 +184,7 @@ def test_a_measured_perturbed_cost_replaces_the_sum_of_its_parts():
 
 
 def test_probe_fit_timing_has_a_realistic_shape_and_a_fixed_part():
-    from crsbench.probe import ProbeConfig
+    from crsbench.probe.linear import ProbeConfig
     from crsbench.selection.measure import measure_probe_fit, stand_in_features
 
     labels = np.repeat([0, 1, 2], 200)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from crsbench.axes import AXES
+from crsbench.scoring.axes import AXES
 
 # Below this many cases in a class, its one-vs-rest AUROC and its share of the Brier score rest on a
 # handful of patients: one case moves the class's AUROC by 1/n of its range.

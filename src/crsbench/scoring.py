@@ -19,15 +19,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from crsbench.axis_evidence import axis_evidence, class_table
-from crsbench.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
-from crsbench.crs import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
-from crsbench.records import aggregate_seeds
-from crsbench.bootstrap import CaseBootstrap, case_bootstrap
+from crsbench.scoring.axis_evidence import axis_evidence, class_table
+from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
+from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
+from crsbench.results.records import aggregate_seeds
+from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
 from crsbench.errors import DataError
-from crsbench.grid import CELL, check_grid, stored_cells
-from crsbench.predictions import Predictions
-from crsbench.stats import (
+from crsbench.results.coverage import CELL, check_grid, stored_cells
+from crsbench.results.predictions import Predictions
+from crsbench.scoring.statistics import (
     SEED_ONLY_LABEL,
     SeedBootstrap,
     competition_ranks,

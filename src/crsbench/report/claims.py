@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from crsbench.axis_evidence import MIN_CASES_PER_CLASS, class_name
+from crsbench.scoring.axis_evidence import MIN_CASES_PER_CLASS, class_name
 
 AXIS_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill", "label_efficiency": "label efficiency",
               "robustness": "robustness"}

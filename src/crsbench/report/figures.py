@@ -23,8 +23,8 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from crsbench.axes import AXES  # noqa: E402
-from crsbench.printable import printable  # noqa: E402
+from crsbench.scoring.axes import AXES  # noqa: E402
+from crsbench.core.printable import printable  # noqa: E402
 from crsbench.report import evidence  # noqa: E402
 
 if TYPE_CHECKING:  # annotations only: the page module draws these figures

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from crsbench.axes import AXES
+from crsbench.scoring.axes import AXES
 from crsbench.report import evidence
 from crsbench.report.figures import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, label
 

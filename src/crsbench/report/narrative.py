@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from crsbench.axis_evidence import thin_axes
-from crsbench.crs import CRSConfig, crs_batch
+from crsbench.scoring.axis_evidence import thin_axes
+from crsbench.crs.definition import CRSConfig, crs_batch
 from crsbench.report import claims as advice
 from crsbench.report.evidence import WorstCondition
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring import ScoreReport
+    from crsbench.scoring.score import ScoreReport
 
 AXIS_WORDS = {"discrimination": "discrimination", "calibration": "calibration",
               "label_efficiency": "label efficiency", "robustness": "robustness"}

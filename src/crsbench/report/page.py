@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from crsbench.printable import printable
+from crsbench.core.printable import printable
 from crsbench.report import evidence, figures, figures_more, narrative, sources, tables
 from crsbench.report.terminal import partial_prefix
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.predictions import Predictions
-    from crsbench.scoring import ScoreReport
+    from crsbench.results.predictions import Predictions
+    from crsbench.scoring.score import ScoreReport
 
 PREDICTIONS_MISSING = (
     "reliability diagrams need per-case predictions (stored under RESULTS/predictions/ by runs of a crsbench "
@@ -41,7 +41,7 @@ def load_stored_predictions(results: str | Path | None):
     if results is None:
         return None
     try:
-        from crsbench.predictions import load_predictions  # type: ignore[import-not-found]
+        from crsbench.results.predictions import load_predictions  # type: ignore[import-not-found]
     except ImportError:
         return None
     return load_predictions(results)
@@ -261,8 +261,8 @@ def write_report(report: ScoreReport, records: pd.DataFrame, out_dir: str | Path
     results: the results folder (for the runs, datasets and stored predictions); predictions:
     per-case predictions, loaded from `results` when not given.
     """
-    from crsbench.timestamps import now
-    from crsbench.records import normalise_keys
+    from crsbench.core.timestamps import now
+    from crsbench.results.records import normalise_keys
 
     started = time.perf_counter()
     out = Path(out_dir)

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from crsbench.axes import AXES
-from crsbench.crs import COMPONENTS
+from crsbench.scoring.axes import AXES
+from crsbench.crs.definition import COMPONENTS
 from crsbench.report import evidence
 from crsbench.report.terminal import fmt
 
 from crsbench.report.terminal import AXIS_HEADERS  # noqa: E402  (one set of axis names for every output)
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring import ScoreReport
+    from crsbench.scoring.score import ScoreReport
 METRIC_HEADERS = {"auroc": "AUROC", "balanced_accuracy": "bal. acc.", "ece": "ECE", "brier": "Brier", "nll": "NLL"}
 
 

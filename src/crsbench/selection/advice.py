@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from crsbench.axis_evidence import thin_axes
+from crsbench.scoring.axis_evidence import thin_axes
 from crsbench.report.claims import (  # noqa: F401 (the advice's sentences, shared with the report)
     AXIS_WORDS, floor_encoders, floor_sentences, small_class_sentences, thin_sentences, tier_against_p_rank1)
 
