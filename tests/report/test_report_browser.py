@@ -51,3 +51,17 @@ def test_the_quick_demo_report_renders_in_chromium(tmp_path, monkeypatch):
     check = check_page(files.html, shots / "demo-quick-report.png")
     _assert_clean_render(check, files)
     assert check.height > 2000
+
+
+@needs_browser
+def test_a_report_with_every_figure_renders_in_chromium(tmp_path):
+    from _simulated_report import COSTS, scored_cohort
+    from crsbench.report.page import write_report
+
+    report, records, stored = scored_cohort(n_boot=100)
+    files = write_report(report, records, tmp_path / "report", predictions=stored, seconds_per_image=COSTS)
+    assert all(f.absent is None for f in files.figures)
+    shots = Path(os.environ.get("CRSBENCH_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    check = check_page(files.html, shots / "every-figure-report.png")
+    _assert_clean_render(check, files)

@@ -88,7 +88,7 @@ def test_summary_names_the_tier_and_what_the_higher_auroc_encoder_loses(written)
     text = files.html.read_text()
     assert "Leading tier across tasks" in text
     # sharp-b has the higher AUROC but is fragile: the summary says so, with the numbers
-    assert re.search(r"sharp-b has 0\.020 higher AUROC than steady-a but a lower CRS", text)
+    assert re.search(r"sharp-b has a higher AUROC than steady-a \(0\.870 vs 0\.850\) but a lower CRS", text)
     assert re.search(r"its AUROC falls from 0\.8\d0 to 0\.6\d0 .* under (gaussian_noise|jpeg) at severity 5", text)
 
 
@@ -163,6 +163,6 @@ def test_a_floor_baseline_first_on_a_task_is_said_plainly(written):
     task = rows["task"].iloc[0]
     first = rows[rows["task"] == task].sort_values("crs", ascending=False)["encoder"].iloc[0]
     as_baseline = dataclasses.replace(scored, baselines=(first,))
-    assert f"a floor baseline ({first}) is first: no encoder beat it" in " ".join(task_sentences(as_baseline))
+    assert f"a training-free floor baseline ({first}) is first: none of the pretrained encoders beat it" in " ".join(task_sentences(as_baseline))
     without = dataclasses.replace(scored, baselines=())
     assert "floor baseline" not in " ".join(task_sentences(without))

@@ -364,7 +364,7 @@ def test_a_lone_leader_is_recommended_with_the_trade_off_of_a_higher_auroc_rival
     text = " ".join(advice.recommendation(_Scored(scores, ("X",), table, "Y"), advice.Evidence(200, 3)))
     assert "Recommendation: X, alone in the leading tier" in text
     assert "best worst axis" in text
-    assert "Y has 0.010 higher AUROC but a lower Brier skill (0.320 vs 0.460; ECE 0.080 vs 0.040)" in text
+    assert "Y has a higher AUROC (0.860 vs 0.850) but a lower Brier skill (0.320 vs 0.460; ECE 0.080 vs 0.040)" in text
     assert "cannot separate" not in text
 
 
@@ -380,30 +380,40 @@ def test_the_calibration_axis_is_named_as_the_brier_skill_with_the_ece_beside_it
 def test_when_the_tier_holds_everyone_it_says_what_would_separate_them():
     scores = _scores([("X", 0.85, 0.95, 0.8, 0.8, 0.3, -0.2, 0.8), ("Y", 0.84, 0.95, 0.8, 0.8, 0.0, math.nan,
                                                                   math.nan)])
-    # q = (diff - diff_low) / se = 2; separating needs se below 0.15, i.e. (0.3/0.15)^2 = 4x the cases
+    # q = (diff - diff_low) / se = 2; the bound touches 0 at 100 (0.6 / 0.3)^2 = 400; an 80% chance needs
+    # se' below 0.3 / (2 + 0.8416), i.e. 100 (2.8416)^2 = 808 patients
     table = pd.DataFrame({"diff": [0.0, 0.3], "se": [0.0, 0.3], "diff_low": [0.0, -0.3]}, index=["X", "Y"])
     evidence = advice.Evidence(n_test=100, n_seeds=3, unit="test patients", seed_se={"Y": 0.2},
                                seconds_per_image={"X": 0.05, "Y": 0.01})
     text = " ".join(advice.recommendation(_Scored(scores, ("X", "Y"), table, "Y"), evidence))
     assert "cannot separate X, Y" in text
-    assert "about 4.0 times the test patients (~400 instead of 100)" in text
-    # seed share 0.04 of 0.09; target 0.0225 -> case share 0.05 is above it: seeds alone cannot
+    assert "whose one-sided simultaneous bound -0.30 still reaches 0" in text
+    assert "~808 test patients instead of 100 would separate them in about 80% of new test sets" in text
+    assert "at ~400 the bound just touches 0" in text
+    # seed share 0.04 of 0.09; target 0.0111 -> case share 0.05 is above it: seeds alone cannot
     assert "more seeds alone cannot" in text
     assert "cheapest to run is Y" in text
 
 
+def _pair(diff, se, q, seed_se=None):
+    scores = _scores([("X", 0.85, 0.95, 0.8, 0.8, diff, -1.0, 1.0), ("Y", 0.84, 0.95, 0.8, 0.8, 0.0, math.nan,
+                                                                   math.nan)])
+    table = pd.DataFrame({"diff": [0.0, diff], "se": [0.0, se], "diff_low": [0.0, diff - q * se]}, index=["X", "Y"])
+    evidence = advice.Evidence(100, 3, seed_se=seed_se)
+    scored = _Scored(scores, ("X", "Y"), table, "Y")
+    return advice.separation_sentence("X", "Y", advice.separation_table(scored, evidence).loc["Y"], evidence)
+
+
 def test_more_seeds_are_suggested_when_the_seed_share_dominates():
-    sentence = advice.separation_sentence("X", "Y", diff=0.3, se=0.3, q=2.0,
-                                          evidence=advice.Evidence(100, 3, seed_se={"Y": 0.29}))
-    # target variance 0.0225; case share 0.09 - 0.0841 = 0.0059; seeds 3 * 0.0841 / (0.0225 - 0.0059) = 15.2
-    assert "or about 16 seeds instead of 3" in sentence
+    sentence = _pair(0.3, 0.3, 2.0, seed_se={"Y": 0.29})
+    # target variance (0.3 / 2.8416)^2 = 0.011146; case share 0.09 - 0.0841 = 0.0059;
+    # seeds 3 * 0.0841 / (0.011146 - 0.0059) = 48.1
+    assert "or about 49 seeds instead of 3" in sentence
 
 
 def test_identical_scores_are_called_alike():
-    sentence = advice.separation_sentence("X", "Y", 0.0, 0.0, 2.0, advice.Evidence(100, 3))
-    assert "score the same" in sentence
-    far = advice.separation_sentence("X", "Y", 0.01, 0.5, 2.0, advice.Evidence(100, 3))
-    assert "more than 100 times" in far
+    assert "score the same" in _pair(0.0, 0.0, 2.0)
+    assert "more than 100 times" in _pair(0.01, 0.5, 2.0)
 
 
 def test_standard_errors_from_a_percentile_interval_of_the_difference():
@@ -424,3 +434,34 @@ def test_a_lone_leader_says_how_firmly_and_warns_on_a_small_test_set():
     assert "With 40 test images the tier's stated 95% is nearer 90%" in small
     large = " ".join(advice.recommendation(scored, advice.Evidence(400, 5)))
     assert "at least 0.30" in large and "nearer 90%" not in large
+
+
+def test_a_p_rank1_that_disagrees_with_the_tier_is_explained():
+    scores = _scores([("X", 0.85, 0.5, 0.8, 0.8, 2.0, 0.5, 3.5), ("Y", 0.84, 0.5, 0.8, 0.8, 1.5, 0.1, 2.9),
+                      ("Z", 0.83, 0.5, 0.8, 0.8, 0.0, math.nan, math.nan)])
+    scores["p_rank1"] = pd.Series({"X": 0.45, "Y": 0.26, "Z": 0.29})
+    scores["in_leading_tier"] = pd.Series({"X": True, "Y": True, "Z": False})
+    scored = _Scored(scores, ("X", "Y"), pd.DataFrame(), "Z")
+    [sentence] = advice.tier_against_p_rank1(scored)
+    assert sentence.startswith("P(#1) and the tier disagree: Z is outside the leading tier yet first in 29% of "
+                               "bootstrap draws, more than Y inside it (26%).")
+    assert "Read the tier as the verdict" in sentence
+    scores.loc["Z", "p_rank1"] = 0.1
+    assert advice.tier_against_p_rank1(scored) == []
+
+
+def test_registry_floor_baselines_are_named_as_such():
+    scores = _scores([("raw-pixels", 0.85, 0.5, 0.8, 0.8, 2.0, 0.5, 3.5),
+                      ("efficientnet-lite0", 0.84, 0.5, 0.8, 0.8, 0.0, math.nan, math.nan)])
+    scored = _Scored(scores, ("raw-pixels", "efficientnet-lite0"), pd.DataFrame(), "efficientnet-lite0")
+    [sentence] = advice.floor_sentences(scored)
+    assert sentence.startswith("raw-pixels is a training-free floor baseline and has the highest CRS: none of the "
+                               "pretrained encoders beat it on this cohort (the best of them, efficientnet-lite0, "
+                               "has CRS 0.00)")
+    only = _Scored(scores.rename(index={"efficientnet-lite0": "colour-texture"}), ("raw-pixels",), pd.DataFrame(),
+                   "colour-texture")
+    assert advice.floor_sentences(only)[0].startswith("Every encoder scored is a training-free floor baseline")
+    tied = _Scored(scores.rename(index={"raw-pixels": "mine", "efficientnet-lite0": "raw-pixels@input_size=16"}),
+                   ("mine", "raw-pixels@input_size=16"), pd.DataFrame(), "raw-pixels@input_size=16")
+    assert ("The training-free floor baseline raw-pixels@input_size=16 is in the leading tier: mine did not beat it"
+            in advice.floor_sentences(tied)[0])

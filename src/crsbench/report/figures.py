@@ -8,6 +8,9 @@ matplotlib from reading them as mathtext and shortens them.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -65,11 +68,41 @@ class Absent:
 Drawn = Figure | Absent
 
 
-def label(name: object, width: int = 22) -> str:
-    """A user string as matplotlib text: dollar signs literal (no mathtext), long names shortened."""
+NAME_WIDTH = 22  # characters of an encoder name a figure shows on one line
+_KEY: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("encoder_key", default={})
+
+
+def name_key(encoders, width: int = NAME_WIDTH) -> dict[str, str]:
+    """Short forms for the encoder names too long for a figure: "[k] prefix..." with k the key's number,
+    so names that share a long prefix stay apart; the caption spells each in full (key_text)."""
+    long = [printable(e) for e in encoders if len(printable(e)) > width]
+    return {name: f"[{k}] {name[: width - 6]}\u2026" for k, name in enumerate(long, start=1)}
+
+
+def key_text(key: dict[str, str]) -> str:
+    return "; ".join(f"{short.split(' ', 1)[0]} = {name}" for name, short in key.items())
+
+
+@contextlib.contextmanager
+def keyed(key: dict[str, str]):
+    """Figures drawn inside use `key`'s short forms for the encoders it names."""
+    token = _KEY.set(key)
+    try:
+        yield
+    finally:
+        _KEY.reset(token)
+
+
+def label(name: object, width: int = NAME_WIDTH) -> str:
+    """A user string as matplotlib text: dollar signs literal (no mathtext). An encoder with a key entry
+    shows its short form (the caption spells it out); any other long string wraps onto more lines.
+    Nothing is cut without a key."""
     text = printable(name)  # a control character would make the SVG invalid XML
-    if len(text) > width:
-        text = text[: width - 1] + "\u2026"
+    short = _KEY.get().get(text)
+    if short is not None:
+        text = short
+    elif len(text) > width:
+        text = "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=True))
     return text.replace("\\", "\\\\").replace("$", r"\$")
 
 
@@ -377,18 +410,26 @@ def reliability(data: ReportData, task: str) -> Drawn:
     curves = {e: c for e, c in curves.items() if c is not None}
     if not curves:
         return Absent(f"no stored predictions for the leading encoders of task {task!r} (clean test, 100% labels)")
-    fig = _figure(2.7)
-    ax = fig.subplots()
+    fig = _figure(3.6)
+    ax, below = fig.subplots(2, 1, height_ratios=[3, 1.1], sharex=True)
     ax.plot([0, 1], [0, 1], color="#999999", linewidth=0.7, linestyle=":")
-    for encoder, curve in curves.items():
-        ax.plot(curve["confidence"], curve["accuracy"], color=data.palette.colour(encoder),
-                linestyle=data.palette.style(encoder), marker="o", markersize=2.5)
+    width = 0.1 / max(len(curves), 1)
+    for i, (encoder, curve) in enumerate(curves.items()):
+        colour = data.palette.colour(encoder)
+        ax.plot(curve["confidence"], curve["accuracy"], color=colour, linestyle=data.palette.style(encoder),
+                marker="o", markersize=2.5)
+        # cases per bin, so a point resting on three cases reads as such
+        left = np.floor(curve["confidence"].to_numpy() * 10).clip(0, 9) / 10
+        below.bar(left + width * (i + 0.5), curve["count"], width=width, color=colour)
+        for x, n in zip(left + width * (i + 0.5), curve["count"]):
+            below.text(x, n, str(int(n)), ha="center", va="bottom", fontsize=4.5)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
-    ax.set_aspect("equal")
-    ax.set_xlabel("predicted probability (bin mean)")
     ax.set_ylabel("observed frequency")
     ax.grid(linewidth=0.3, alpha=0.5)
+    below.set_ylabel("cases\n(seeds pooled)")
+    below.set_xlabel("predicted probability (bin mean)")
+    below.grid(axis="y", linewidth=0.3, alpha=0.5)
     _legend_below(fig, *_encoder_handles(list(curves), data.palette), ncol=1)
     return fig
 
@@ -405,35 +446,97 @@ class PlannedFigure:
     task: str | None = None
 
 
-CROSS_TASK: tuple[tuple[str, str, str, Callable], ...] = (
+def _seeds(data: ReportData) -> str:
+    n = int(data.report.settings.get("n_seeds", 0) or 0)
+    return f"{n} seed{'s' if n != 1 else ''}"
+
+
+def _list(values) -> str:
+    return ", ".join(map(str, values)) or "none"
+
+
+def caption_label_efficiency(data: ReportData, task: str) -> str:
+    curves = data.label_curves[data.label_curves["task"] == task]
+    fractions = ", ".join(f"{f:g}" for f in sorted(curves["fraction"].unique()))
+    return (f"AUROC on the clean test against the share of training labels ({fractions}; log scale); line: mean "
+            f"of {_seeds(data)}, band: seed minimum to maximum.")
+
+
+def caption_robustness(data: ReportData, task: str) -> str:
+    curves = data.robustness_curves[data.robustness_curves["task"] == task]
+    drops = data.shift_drops[data.shift_drops["task"] == task]
+    parts = []
+    if len(curves):
+        severities = sorted(int(v) for v in curves["severity"].unique() if v > 0)
+        parts.append(f"AUROC against severity at 100% labels for the perturbations run "
+                     f"({_list(dict.fromkeys(curves['condition']))}; severities {_list(severities)}; 0 is the clean "
+                     "test), one panel each")
+    else:
+        parts.append("no perturbation was run")
+    if len(drops):
+        parts.append(f"bar panels: AUROC lost on the shift set(s) {_list(dict.fromkeys(drops['condition']))}, "
+                     "whiskers: seed range")
+    return "; ".join(parts) + "."
+
+
+def caption_reliability(data: ReportData, task: str) -> str:
+    return (f"Observed frequency against predicted probability (10 equal-width bins, {_seeds(data)} pooled, clean "
+            "test, 100% labels) for the task's leading encoders; the dotted diagonal is perfect calibration; lower "
+            "panel: cases in each bin.")
+
+
+def caption_rank_distribution(data: ReportData, task=None) -> str:
+    report = data.report
+    return (f"P(rank = k) over {int(report.settings.get('n_boot', 0))} draws of the "
+            f"{report.interval_label or 'bootstrap'}; \u2605 marks the leading tier.")
+
+
+def caption_forest(data: ReportData, task=None) -> str:
+    report = data.report
+    ran = len(getattr(report, "axis_intervals", ())) > 0
+    bars = (f"bars: each encoder's own {float(report.settings.get('level', 0.95)):.0%} case-level interval "
+            "(not paired with the reference's)" if ran else "no per-axis interval: the paired case bootstrap did "
+            "not run")
+    return (f"Cross-task value of each axis per encoder; dashed: the reference ({report.reference}); {bars}. The CRS "
+            "panel is the difference to the reference with its paired interval.")
+
+
+CROSS_TASK: tuple[tuple[str, str, object, Callable], ...] = (
     ("axis_profile", "Axis profiles against the reference",
      "Each encoder's four axes minus the reference's, in skill u = (value - no-value level) / span to perfect; "
      "bars right of 0 beat the reference.", axis_profile),
+    ("forest", "Each axis against the reference", caption_forest, None),
     ("auroc_vs_crs", "AUROC against CRS",
      "Cross-task AUROC against CRS; vertical bars: CRS interval; ringed: the Pareto front (no encoder better on "
      "both); filled: the leading tier.", auroc_vs_crs),
     ("rank_shift", "From the AUROC ranking to the CRS ranking",
      "Each line joins an encoder's AUROC rank to its CRS rank; bold solid lines are encoders in a pair the two "
      "rankings order differently.", rank_shift),
-    ("rank_distribution", "Bootstrap distribution of the CRS rank",
-     "P(rank = k) over bootstrap draws (the bootstrap named in the scores tables); \u2605 marks the leading "
-     "tier.", rank_distribution),
+    ("rank_distribution", "Bootstrap distribution of the CRS rank", caption_rank_distribution, rank_distribution),
     ("weight_sensitivity", "Weight sensitivity",
      "How often each encoder is top when the axis weights are drawn (Dirichlet) instead of equal; in "
      "brackets its 5-95% rank range.", weight_sensitivity),
+    ("encoder_task", "CRS per encoder and task",
+     "The CRS of each encoder on each task (the reference is 0 on every task); blue above the reference, red "
+     "below.", None),
+    ("encoder_perturbation", "AUROC lost per encoder and perturbation",
+     "Mean AUROC drop (clean minus perturbed) at 100% labels per perturbation run, over its severities, the "
+     "seeds and the tasks; red: AUROC lost, blue: AUROC gained.", None),
+    ("score_cost", "Score against cost per image",
+     "Skill against the measured embedding cost per image (log scale).", None),
 )
 
-PER_TASK: tuple[tuple[str, str, str, Callable], ...] = (
-    ("label_efficiency", "Label efficiency",
-     "AUROC on the clean test against the share of training labels (log scale); line: seed mean, band: seed "
-     "minimum to maximum.", label_efficiency),
-    ("robustness", "Robustness",
-     "AUROC against perturbation severity at 100% labels (severity 0 is the clean test), one panel per "
-     "perturbation family; bar panels: AUROC lost under dataset shift, whiskers: seed range.", robustness),
-    ("reliability", "Reliability diagrams",
-     "Observed frequency against predicted probability (10 equal-width bins, seeds pooled, clean test, 100% "
-     "labels) for the task's leading encoders; the dotted diagonal is perfect calibration.", reliability),
+PER_TASK: tuple[tuple[str, str, object, Callable], ...] = (
+    ("label_efficiency", "Label efficiency", caption_label_efficiency, label_efficiency),
+    ("robustness", "Robustness", caption_robustness, robustness),
+    ("reliability", "Reliability diagrams", caption_reliability, reliability),
+    ("per_class_auroc", "Per-class AUROC",
+     "One-vs-rest AUROC per class on the clean test at 100% labels (seed mean); n: test cases of the class.", None),
 )
+
+
+def _caption(caption, data: ReportData, task=None) -> str:
+    return caption(data, task) if callable(caption) else str(caption)
 
 
 def slug(text: str) -> str:
@@ -441,14 +544,18 @@ def slug(text: str) -> str:
     return kept.strip("-")[:32] or "task"
 
 
-def plan(data: ReportData) -> list[PlannedFigure]:
-    """Every figure of the report in reading order: cross-task first, then each figure kind per task."""
-    planned = [PlannedFigure(name, title, caption, (lambda build=build: build(data)))
+def plan(data: ReportData, more: dict[str, Callable] | None = None) -> list[PlannedFigure]:
+    """Every figure of the report in reading order: cross-task first, then each figure kind per task.
+    Captions are generated from what ran. `more`: the builders of the entries without one here, by name
+    (figures_more.BUILDERS; passed in, since that module draws with this one's helpers)."""
+    more = more or {}
+    planned = [PlannedFigure(name, title, _caption(caption, data), (lambda build=build or more[name]: build(data)))
                for name, title, caption, build in CROSS_TASK]
     for name, title, caption, build in PER_TASK:
         for i, task in enumerate(data.tasks, start=1):
-            planned.append(PlannedFigure(f"{name}_{i}_{slug(task)}", f"{title}: task {task}", caption,
-                                         (lambda build=build, task=task: build(data, task)), task=task))
+            planned.append(PlannedFigure(f"{name}_{i}_{slug(task)}", f"{title}: task {task}",
+                                         _caption(caption, data, task),
+                                         (lambda build=build or more[name], task=task: build(data, task)), task=task))
     return planned
 
 

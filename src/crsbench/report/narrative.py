@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from crsbench.scoring.axis_evidence import thin_axes
 from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.report import claims as advice
 from crsbench.report.evidence import WorstCondition
 
 if TYPE_CHECKING:  # annotations only
@@ -61,12 +63,11 @@ def summary_sentences(report: ScoreReport, weakest: dict[str, str], worst: dict[
     else:
         sentences.append(f"{top}{role} has the highest CRS ({row['crs']:.2f}); no bootstrap was run, so there is no "
                          "leading tier and no interval.")
-    if top in baselines:
-        models = scores[~scores.index.isin(list(baselines))]
-        if len(models):
-            best = str(models.index[0])
-            sentences.append(f"A floor baseline leads: the best encoder that is not one is {best} (CRS "
-                             f"{models.iloc[0]['crs']:.2f}, rank {int(models.iloc[0]['crs_rank'])}).")
+    sentences += advice.floor_sentences(report, "across tasks")
+    thin = thin_axes(getattr(report, "axis_evidence", None))
+    sentences += advice.thin_sentences(thin)
+    sentences += advice.small_class_sentences(report)
+    sentences += advice.tier_against_p_rank1(report)
     ranked = scores
     why = _why_top(ranked, top, report)
     if why:
@@ -141,8 +142,15 @@ def task_sentences(report: ScoreReport) -> list[str]:
         sentence = deciding_sentence(report, str(rows.index[0]), str(rows.index[1]), rows)
         if sentence:
             out.append(f"Task {task}: {sentence}")
-        if str(rows.index[0]) in set(map(str, report.baselines)):
-            out.append(f"Task {task}: a floor baseline ({rows.index[0]}) is first: no encoder beat it on this task.")
+        baselines = set(map(str, report.baselines))
+        tier = [str(e) for e in (getattr(report, "leading_tier_by_task", {}) or {}).get(task, ())]
+        if str(rows.index[0]) in baselines:
+            out.append(f"Task {task}: a training-free floor baseline ({rows.index[0]}) is first: none of the "
+                       "pretrained encoders beat it on this task.")
+        elif any(e in baselines for e in tier):
+            tied = ", ".join(e for e in tier if e in baselines)
+            out.append(f"Task {task}: the training-free floor baseline(s) {tied} are in the task's leading tier: "
+                       f"{rows.index[0]} did not beat them beyond the noise.")
     return out
 
 
@@ -165,6 +173,6 @@ def _challengers(ranked: pd.DataFrame, top: str, weakest: dict[str, str], worst:
         gains = parts[parts > 0].sort_values(ascending=False)
         weak = ("; it loses on " + ", ".join(f"{AXIS_VALUE_WORDS.get(a, a)} ({v:.1f} points)" for a, v in gains.items())
                 if len(gains) else "")
-        out.append(f"{encoder} has {row['discrimination'] - top_auroc:.3f} higher AUROC than {top} but a lower CRS "
-                   f"({row['crs']:.2f} vs {ranked.loc[top, 'crs']:.2f}){weak}{_loss(worst.get(str(encoder)))}.")
+        out.append(f"{encoder} has a higher AUROC than {top} ({row['discrimination']:.3f} vs {top_auroc:.3f}) but a "
+                   f"lower CRS ({row['crs']:.2f} vs {ranked.loc[top, 'crs']:.2f}){weak}{_loss(worst.get(str(encoder)))}.")
     return out

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from crsbench.core.printable import printable
-from crsbench.report import evidence, figures, narrative, sources, tables
+from crsbench.report import evidence, figures, figures_more, narrative, sources, tables
 from crsbench.report.terminal import partial_prefix
 
 if TYPE_CHECKING:  # annotations only
@@ -56,6 +56,7 @@ class ReportData:
     provenance: sources.Provenance
     predictions: Predictions | None = None
     predictions_missing: str = PREDICTIONS_MISSING
+    seconds_per_image: dict | None = None  # measured embedding cost per encoder, when the caller has it
 
     @cached_property
     def encoders(self) -> list[str]:
@@ -131,10 +132,11 @@ class ReportFiles:
 def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
     folder.mkdir(parents=True, exist_ok=True)
     out = []
-    for planned in figures.plan(data):
+    key = figures.name_key(data.encoders)
+    for planned in figures.plan(data, figures_more.BUILDERS):
         import matplotlib
 
-        with matplotlib.rc_context(figures.STYLE):
+        with matplotlib.rc_context(figures.STYLE), figures.keyed(key):
             drawn = planned.draw()
             if isinstance(drawn, figures.Absent):
                 out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, absent=drawn.reason))
@@ -143,7 +145,8 @@ def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
             drawn.savefig(png, dpi=figures.PNG_DPI)
             drawn.set_layout_engine("none")  # laid out once for the PNG; the SVG keeps that layout
             drawn.savefig(svg)
-        out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, png, svg,
+        caption = planned.caption + (f" Names: {figures.key_text(key)}." if key else "")
+        out.append(FigureFile(planned.name, planned.title, caption, planned.task, png, svg,
                               png_data=base64.b64encode(png.read_bytes()).decode("ascii")))
     return out
 
@@ -188,7 +191,8 @@ def _context(data: ReportData, drawn: list[FigureFile], generated_at: str) -> di
                                                evidence.worst_conditions(data.records)),
         "score_tables": tables.score_tables(report),
         "rank_table": tables.rank_table(report),
-        "metrics_table": tables.metrics_table(data.records),
+        "metrics_table": tables.metrics_table(data.records, report),
+        "dataset_table": tables.dataset_table(report),
         "cross_figures": [f for f in drawn if f.task is None],
         "task_figures": {task: [f for f in drawn if f.task == task] for task in data.tasks},
         "provenance": data.provenance,
@@ -224,7 +228,7 @@ def markdown(context: dict, figure_folder: str) -> str:
     lines += [f"- {md(s)}" for s in context["summary"]] + ["", "## Scores", ""]
     for table in context["score_tables"]:
         lines += _md_table(table)
-    lines += _md_table(context["rank_table"]) + _md_table(context["metrics_table"])
+    lines += _md_table(context["rank_table"]) + _md_table(context["metrics_table"]) + _md_table(context["dataset_table"])
     lines += ["## Figures", ""]
     for figure in context["cross_figures"] + [f for fs in context["task_figures"].values() for f in fs]:
         if figure.absent:
@@ -251,7 +255,7 @@ def markdown(context: dict, figure_folder: str) -> str:
 
 
 def write_report(report: ScoreReport, records: pd.DataFrame, out_dir: str | Path, *, results: str | Path | None = None,
-                 predictions=None) -> ReportFiles:
+                 predictions=None, seconds_per_image=None) -> ReportFiles:
     """Write report.html, report.md and figures/*.png|svg for a ScoreReport and the records it scored.
 
     results: the results folder (for the runs, datasets and stored predictions); predictions:
@@ -265,7 +269,8 @@ def write_report(report: ScoreReport, records: pd.DataFrame, out_dir: str | Path
     out.mkdir(parents=True, exist_ok=True)
     rec = validated(records)
     data = ReportData(report, rec, sources.gather(results, rec),
-                      predictions if predictions is not None else load_stored_predictions(results))
+                      predictions if predictions is not None else load_stored_predictions(results),
+                    seconds_per_image=dict(seconds_per_image) if seconds_per_image else None)
     drawn = draw_figures(data, out / "figures")
     context = _context(data, drawn, now())
     html_path, md_path = out / "report.html", out / "report.md"

@@ -95,17 +95,73 @@ def rank_table(report: ScoreReport) -> Table:
                  [bool(r) for r in shift["reversed"]])
 
 
-def metrics_table(records: pd.DataFrame) -> Table:
+def _case_interval(report, task: str, encoder: str, axis: str) -> str:
+    """The axis's case-level interval on one task, from the paired bootstrap (empty when it did not run)."""
+    table = getattr(report, "axis_intervals", None) if report is not None else None
+    if table is None or table.empty:
+        return ""
+    row = table[(table["scope"] == task) & (table["encoder"] == encoder) & (table["axis"] == axis)]
+    if row.empty or pd.isna(row["ci_low"].iloc[0]):
+        return ""
+    return f" [{fmt(row['ci_low'].iloc[0])}, {fmt(row['ci_high'].iloc[0])}]"
+
+
+def metrics_table(records: pd.DataFrame, report: ScoreReport | None = None) -> Table:
+    """Per task and encoder, the clean test at 100% labels. AUROC and Brier skill carry their case-level
+    interval from the paired bootstrap; the seed spread is not shown where it is zero by construction (at
+    100% labels every seed fits the same training rows), and shown as a range where it is not."""
     frame = evidence.per_task_metrics(records)
     metrics = [m for m in evidence.TABLE_METRICS if f"{m}_mean" in frame]
+    skill = None
+    if report is not None and "calibration" in report.axes_used and len(report.axes_by_task):
+        skill = report.axes_by_task.set_index(["task", "encoder"])["calibration"]
     rows = []
     for row in frame.itertuples(index=False):
         values = row._asdict()
-        cells = [str(values["task"]), str(values["encoder"]), str(values["n_seeds"])]
+        task, encoder = str(values["task"]), str(values["encoder"])
+        cells = [task, encoder, str(values["n_seeds"])]
         for metric in metrics:
             mean, std = values[f"{metric}_mean"], values[f"{metric}_std"]
-            cells.append(fmt(mean) + ("" if pd.isna(std) else f" \u00b1 {std:.3f}"))
+            cell = fmt(mean)
+            if metric == "auroc":
+                cell += _case_interval(report, task, encoder, "discrimination")
+            if not pd.isna(std) and std > 5e-4:
+                cell += f" (seed sd {std:.3f})"
+            cells.append(cell)
+        if skill is not None:
+            value = skill.get((task, encoder), float("nan"))
+            cells.append(fmt(value) + _case_interval(report, task, encoder, "calibration"))
         rows.append(cells)
-    return Table("Per-task metrics (clean test, 100% labels)", ["task", "encoder", "seeds",
-                                                                *(METRIC_HEADERS[m] for m in metrics)],
-                 rows, "mean \u00b1 standard deviation over seeds", text_columns=2)
+    headers = ["task", "encoder", "seeds", *(METRIC_HEADERS[m] for m in metrics)] + (["Brier skill"] if skill is not None else [])
+    level = float(report.settings.get("level", 0.95)) if report is not None else 0.95
+    ran = bool(report is not None and getattr(report, "axis_intervals", pd.DataFrame()).shape[0])
+    caption = ("seed means; " + (f"AUROC and Brier skill with their {level:.0%} case-level interval "
+                                  f"({report.interval_label})" if ran else
+                                  "no case-level interval: the paired case bootstrap did not run (no stored "
+                                  "per-case predictions)")
+               + "; a seed sd is shown only where it is not zero by construction (at 100% labels every seed "
+                 "fits the same training rows)")
+    return Table("Per-task metrics (clean test, 100% labels)", headers, rows, caption, text_columns=2)
+
+
+def dataset_table(report: ScoreReport) -> Table:
+    """Per task, each evaluation set: its cases, the cases per class, and what was run on it."""
+    counts = getattr(report, "class_counts", pd.DataFrame())
+    axes = getattr(report, "axis_evidence", pd.DataFrame())
+    rows = []
+    for task in report.settings.get("tasks", []):
+        sets = counts[counts["task"] == task] if len(counts) else counts
+        ev = axes[(axes["task"] == task) & (axes["axis"] == "robustness")] if len(axes) else axes
+        run = ""
+        if len(ev):
+            r = ev.iloc[0]
+            run = (f"{int(r['n_perturbations'])} perturbation x severity pair(s) ({r['perturbations']})"
+                   if int(r["n_perturbations"]) else "no perturbation")
+        for name, part in (sets.groupby("set", sort=False) if len(sets) else ()):
+            per_class = ", ".join(f"class {int(k)}: {int(n)}" for k, n in zip(part["class"], part["cases"]))
+            rows.append([str(task), "test" if name == "test" else str(name).removeprefix("shift:") + " (shift)",
+                         str(int(part["cases"].sum())), str(len(part)), per_class,
+                         run if name == "test" else "tested only"])
+    return Table("Datasets (evaluation sets as scored)", ["task", "set", "cases", "classes", "cases per class",
+                                                          "conditions run"], rows,
+                 "from the run records; multi-label sets count positives per label", text_columns=2)

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from crsbench.scoring.axis_evidence import axis_evidence, class_table
 from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
 from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
 from crsbench.results.record_set import Records
@@ -108,6 +109,9 @@ class ScoreReport:
     notes: tuple[str, ...] = ()
     settings: ScoreSettings | None = None
     axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
+    # what each axis rests on per task (axis_evidence.axis_evidence) and the cases per class of each set
+    axis_evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
+    class_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""
@@ -126,6 +130,8 @@ class ScoreReport:
             "weight_sensitivity": self.weight_sensitivity,
             "seed_summary": self.seed_summary,
             "axis_intervals": self.axis_intervals,
+            "axis_evidence": self.axis_evidence,
+            "class_counts": self.class_counts,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -532,4 +538,6 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         notes=tuple(notes),
         settings=settings_of(config, reference, axis_scores, baselines),
         axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),
+        axis_evidence=axis_evidence(records),
+        class_counts=class_table(records),
     )

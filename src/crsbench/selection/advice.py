@@ -1,11 +1,17 @@
 """The recommendation in plain words, from a scored result (pure: a ScoreReport in, sentences out).
 
-Each sentence carries the numbers it rests on. When the leading tier holds more than one encoder it
-says so and estimates what would separate them, from the measured bootstrap standard errors: a
-standard error shrinks about as 1/sqrt(n) with n independent test cases (patients when grouped), and
-its seed part as 1/sqrt(seeds). The tier drops an encoder when its CRS difference to the top exceeds
-q standard errors (q: the simultaneous critical value the tier used), so separating needs the error
-below difference / q.
+Every number a sentence quotes is a field of the score value (its tables, `axis_evidence`,
+`class_counts`) or of `separation_table`, which this module derives from the tier's interval and
+returns as a table beside the sentences; tests/test_prose_numbers.py parses the numbers back out of
+the sentences and checks each against its field.
+
+Sample size. The tier keeps an encoder while the one-sided simultaneous bound of its CRS difference
+to the top, `diff_low = diff - h`, reaches 0. The margin h shrinks about as 1/sqrt(n) with n
+independent test units (patients when grouped), so with q = h / se (the tier's critical value) a new
+test set of n' units separates the pair with probability about Phi(diff / se' - q), se' = se sqrt(n / n'),
+if the difference is as measured. The advice quotes n' for a stated chance (SEPARATION_POWER), and the
+n' at which the bound would just touch 0 on a test set like this one (half the time). Checked by
+simulation in tests/test_sample_size_advice.py.
 """
 
 from __future__ import annotations
@@ -16,21 +22,26 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
-AXIS_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill", "label_efficiency": "label efficiency",
-              "robustness": "robustness"}
+from crsbench.scoring.axis_evidence import thin_axes
+from crsbench.report.claims import (  # noqa: F401 (the advice's sentences, shared with the report)
+    AXIS_WORDS, floor_encoders, floor_sentences, small_class_sentences, thin_sentences, tier_against_p_rank1)
+
 # what a label-efficiency or robustness value is, for the sentence that compares them
 AXIS_MEANING = {
     "label_efficiency": "AUROC averaged over the label fractions",
     "robustness": "AUROC under perturbation and shift",
 }
 MAX_FACTOR = 100.0  # beyond this many times the data, "more data" is not a useful answer
-RATIO_WORDS = {2: "twice", 3: "three times", 4: "four times"}
-
+SEPARATION_POWER = 0.8  # the chance of separation the sample-size advice is stated for
 
 # below this many independent test units the tier is optimistic: by simulation it held the true best 91% of
 # the time at 60 cases and 94% at 150, against the stated 95% (docs/bootstrap.md)
 SMALL_TEST_SET = 100
+
+SEPARATION_COLUMNS = ("encoder", "diff", "diff_low", "se", "q", "n_test", "n_half", "n_power", "factor_power",
+                      "seeds_power", "power")
 
 
 @dataclass(frozen=True)
@@ -43,13 +54,7 @@ class Evidence:
     seed_se: Mapping[str, float] | None = None  # seed-only bootstrap standard error of the difference to the top
     seconds_per_image: Mapping[str, float] | None = None  # measured embedding cost per encoder
     n_test_images: int | None = None  # test images (the calibration error is over images), when not n_test
-
-
-def _ratio_words(ratio: float) -> str:
-    rounded = round(ratio)
-    if rounded in RATIO_WORDS and abs(ratio - rounded) < 0.15:
-        return RATIO_WORDS[rounded]
-    return f"{ratio:.1f} times"
+    class_names: tuple[str, ...] | None = None  # the classes' names, for the warning on small classes
 
 
 def calibration_error(row) -> float:
@@ -93,40 +98,81 @@ def standard_errors(tier: pd.DataFrame, level: float = 0.95) -> dict[str, float]
     if "se" in tier:
         return {str(e): float(v) for e, v in tier["se"].items()}
     if {"diff_low", "diff_high"} <= set(tier.columns):
-        from scipy.stats import norm
-
         z = float(norm.ppf(0.5 + level / 2))
         return {str(e): float(h - l) / (2 * z) for e, l, h in zip(tier.index, tier["diff_low"], tier["diff_high"])}
     return None
 
 
-def separation_sentence(top: str, other: str, diff: float, se: float, q: float, evidence: Evidence) -> str:
-    """What more data would separate `other` from `top`, from the measured standard error."""
-    if not (diff > 1e-9) or not math.isfinite(q) or not se > 0:
+def units_needed(diff: float, se: float, q: float, n_test: int, power: float = SEPARATION_POWER) -> float:
+    """Test units at which the tier's bound diff - q se' clears 0 with probability `power`, if the difference
+    is as measured (se' = se sqrt(n_test / n')); inf when there is no difference."""
+    if not (diff > 1e-9) or not se > 0 or not math.isfinite(q):
+        return math.inf
+    return n_test * (se * (q + float(norm.ppf(power))) / diff) ** 2
+
+
+def separation_table(report, evidence: Evidence, power: float = SEPARATION_POWER) -> pd.DataFrame:
+    """Per encoder of the leading tier other than the top: what separating it from the top would take,
+    derived from the tier's own bound (module docstring). n_half: units at which the bound touches 0 on a
+    test set like this one; n_power: units for `power`; seeds_power: seeds instead, on this test set (NaN
+    where more seeds alone cannot)."""
+    table = getattr(report, "leading_tier_table", None)
+    tier = list(getattr(report, "leading_tier", ()))
+    rows = []
+    if table is None or table.empty or not {"diff", "diff_low"} <= set(table.columns) or len(tier) < 2:
+        return pd.DataFrame(columns=list(SEPARATION_COLUMNS))
+    ses = standard_errors(table, float(report.settings.get("level", 0.95))) or {}
+    top = str(report.scores.index[0])
+    for encoder in tier:
+        if encoder == top or encoder not in table.index:
+            continue
+        diff, low = float(table.loc[encoder, "diff"]), float(table.loc[encoder, "diff_low"])
+        se = float(ses.get(encoder, math.nan))
+        q = (diff - low) / se if se > 0 else math.nan
+        n_half = evidence.n_test * ((diff - low) / diff) ** 2 if diff > 1e-9 else math.inf
+        n_power = units_needed(diff, se, q, evidence.n_test, power)
+        seeds = math.nan
+        seed_se = (evidence.seed_se or {}).get(encoder)
+        if seed_se is not None and math.isfinite(seed_se) and math.isfinite(n_power):
+            target = diff / (q + float(norm.ppf(power)))
+            seed_var = min(seed_se ** 2, se ** 2)
+            case_var = se ** 2 - seed_var
+            if seed_var > 0 and case_var < target ** 2:
+                seeds = math.ceil(evidence.n_seeds * seed_var / (target ** 2 - case_var))
+        rows.append({"encoder": encoder, "diff": diff, "diff_low": low, "se": se, "q": q, "n_test": evidence.n_test,
+                     "n_half": math.ceil(n_half) if math.isfinite(n_half) else math.inf,
+                     "n_power": math.ceil(n_power) if math.isfinite(n_power) else math.inf,
+                     "factor_power": n_power / evidence.n_test if evidence.n_test else math.inf,
+                     "seeds_power": seeds, "power": power})
+    return pd.DataFrame(rows, columns=list(SEPARATION_COLUMNS)).set_index("encoder")
+
+
+def separation_sentence(top: str, other: str, row, evidence: Evidence) -> str:
+    """What more data would separate `other` from `top`: one row of separation_table."""
+    diff, low = float(row["diff"]), float(row["diff_low"])
+    if not (diff > 1e-9) or not math.isfinite(float(row["n_power"])):
         return (f"{top} and {other} score the same (CRS difference {diff:.2f}): more data would not separate "
                 "them; choose on cost or convenience.")
-    target = diff / q
-    factor = (se / target) ** 2
-    head = (f"Separating {other} from {top} (CRS difference {diff:.2f}, bootstrap standard error {se:.2f}) needs "
-            f"the error below {target:.2f}")
-    if factor > MAX_FACTOR:
-        return (f"{head}: more than {MAX_FACTOR:.0f} times the {evidence.unit}; in practice they perform alike "
-                "on this cohort.")
-    cases = f"about {factor:.1f} times the {evidence.unit} (~{math.ceil(factor * evidence.n_test):,} instead of " \
-            f"{evidence.n_test:,})"
-    seed_se = (evidence.seed_se or {}).get(other)
-    if seed_se is None or not math.isfinite(seed_se):
-        return f"{head}: {cases}, or more seeds."
-    seed_var = min(seed_se ** 2, se ** 2)
-    case_var = se ** 2 - seed_var
-    if case_var >= target ** 2 or seed_var <= 0:
-        return f"{head}: {cases}; more seeds alone cannot, the test set's share of the error is already above it."
-    seeds = math.ceil(evidence.n_seeds * seed_var / (target ** 2 - case_var))
-    return f"{head}: {cases}, or about {seeds} seeds instead of {evidence.n_seeds} on the same test set."
+    head = (f"Separating {other} from {top}: CRS difference {diff:.2f}, whose one-sided simultaneous bound "
+            f"{low:.2f} still reaches 0")
+    if float(row["factor_power"]) > MAX_FACTOR:
+        return (f"{head}; it would take more than {MAX_FACTOR:.0f} times the {evidence.unit}: in practice they "
+                "perform alike on this cohort.")
+    power = float(row["power"])
+    text = (f"{head}. If the difference is as measured, ~{int(row['n_power']):,} {evidence.unit} instead of "
+            f"{evidence.n_test:,} would separate them in about {power:.0%} of new test sets (at "
+            f"~{int(row['n_half']):,} the bound just touches 0, half the time)")
+    seeds = row["seeds_power"]
+    if evidence.seed_se is None or (other not in (evidence.seed_se or {})):
+        return text + "."
+    if pd.isna(seeds):
+        return text + "; more seeds alone cannot: the test set's share of the error is too large."
+    return text + f", or about {int(seeds)} seeds instead of {evidence.n_seeds} on the same test set."
 
 
 def recommendation(report, evidence: Evidence) -> list[str]:
-    """Sentences in reading order: the choice and why, what higher-AUROC alternatives lose, and when the
+    """Sentences in reading order: the choice and why, what higher-AUROC alternatives lose, a floor
+    baseline the encoders did not beat, axes resting on too little, the tier against P(#1), and when the
     data cannot separate the leading encoders, what would."""
     scores = report.scores
     if scores.empty:
@@ -139,6 +185,7 @@ def recommendation(report, evidence: Evidence) -> list[str]:
     scaled = _scaled(scores, axes, report.settings.get("anchors") or {}, report.settings.get("scales") or {})
     top = str(scores.index[0])
     row = scores.loc[top]
+    thin = thin_axes(getattr(report, "axis_evidence", None))
     sentences = []
     if len(tier) == 1:
         sentences.append(f"Recommendation: {top}, alone in the leading tier ({_crs_words(top, row, report)}).")
@@ -147,11 +194,16 @@ def recommendation(report, evidence: Evidence) -> list[str]:
         others = ", ".join(e for e in tier if e != top)
         sentences.append(f"The data cannot separate {', '.join(tier)}: all are in the leading tier. {top} has the "
                          f"highest CRS ({_crs_words(top, row, report)}), but {others} may be as good.")
-    sentences.append(_why(top, scaled, scores, evidence))
+    sentences += floor_sentences(report)
+    meaning = {**AXIS_MEANING, "robustness": robustness_meaning(report)}
+    sentences.append(_why(top, scaled, scores, thin, meaning))
+    sentences += thin_sentences(thin)
+    sentences += small_class_sentences(report, evidence.class_names)
     sentences += _higher_auroc(top, scores, scaled, axes)
+    sentences += tier_against_p_rank1(report)
     if len(tier) > 1:
         sentences += _what_would_separate(top, tier, report, evidence)
-    return sentences
+    return [s for s in sentences if s]
 
 
 def _how_separated(top: str, scores: pd.DataFrame, report, evidence: Evidence) -> list[str]:
@@ -184,7 +236,21 @@ def _crs_words(encoder: str, row, report) -> str:
     return f"CRS {float(row['crs']):+.2f} against {report.reference}{interval}"
 
 
-def axis_value_words(axis: str, row, evidence: Evidence | None = None) -> str:
+def robustness_meaning(report) -> str:
+    """What the robustness value is on this cohort: perturbations, a shift set, or both (from what ran)."""
+    table = getattr(report, "axis_evidence", None)
+    if table is None or table.empty:
+        return AXIS_MEANING["robustness"]
+    rows = table[table["axis"] == "robustness"]
+    perturbed, shifted = bool((rows["n_perturbations"] > 0).any()), bool((rows["n_shift"] > 0).any())
+    if perturbed and not shifted:
+        return "AUROC under perturbation"
+    if shifted and not perturbed:
+        return "AUROC on the shift set alone: no perturbation was run"
+    return AXIS_MEANING["robustness"]
+
+
+def axis_value_words(axis: str, row, meaning: Mapping[str, str] | None = None) -> str:
     """One axis of one encoder as a reader knows it, in the axis's own units."""
     if axis == "calibration":
         error = calibration_error(row)
@@ -192,21 +258,29 @@ def axis_value_words(axis: str, row, evidence: Evidence | None = None) -> str:
         return f"Brier skill {float(row[axis]):.3f}{ece}"
     if axis == "discrimination":
         return f"AUROC {float(row[axis]):.3f}"
-    return f"{AXIS_WORDS[axis]} {float(row[axis]):.3f} ({AXIS_MEANING[axis]})"
+    return f"{AXIS_WORDS[axis]} {float(row[axis]):.3f} ({(meaning or AXIS_MEANING)[axis]})"
 
 
-def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame, evidence: Evidence) -> str:
-    """Where the choice is weakest, in the skill the CRS reads, and whether others are weaker still."""
+def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame, thin: Mapping[str, str] | None = None,
+         meaning: Mapping[str, str] | None = None) -> str:
+    """Where the choice is weakest, in the skill the CRS reads, and whether others are weaker still; an
+    axis resting on too little is named apart, never as a strength."""
+    thin = thin or {}
     if scaled.empty:
         return ""
-    weakest = scaled.loc[top].idxmin()
-    worst = scaled.min(axis=1)
+    solid = [a for a in scaled.columns if a not in thin]
+    if not solid:
+        return ""
+    weakest = scaled.loc[top, solid].idxmin()
+    worst = scaled[solid].min(axis=1)
     best_worst = bool(worst.loc[top] >= worst.max() - 1e-12) and len(scaled) > 1
     lead = "the best worst axis of all encoders" if best_worst else "not the best worst axis"
-    others = [axis_value_words(a, scores.loc[top], evidence) for a in scaled.columns if a != weakest]
-    weakest_words = axis_value_words(weakest, scores.loc[top], evidence)
-    return (f"{top}: {lead}, its weakest being {AXIS_WORDS[weakest]} ({weakest_words}); "
-            f"{', '.join(others)}.")
+    others = [axis_value_words(a, scores.loc[top], meaning) for a in solid if a != weakest]
+    weakest_words = axis_value_words(weakest, scores.loc[top], meaning)
+    apart = [f"{axis_value_words(a, scores.loc[top], meaning)}, resting on too little (below)" for a in scaled.columns
+             if a in thin]
+    rest = ", ".join(others + apart)
+    return f"{top}: {lead}, its weakest being {AXIS_WORDS[weakest]} ({weakest_words})" + (f"; {rest}." if rest else ".")
 
 
 def _higher_auroc(top: str, scores: pd.DataFrame, scaled: pd.DataFrame, axes) -> list[str]:
@@ -219,17 +293,15 @@ def _higher_auroc(top: str, scores: pd.DataFrame, scaled: pd.DataFrame, axes) ->
         if shortfall.empty or shortfall.max() <= 0:
             continue
         axis = shortfall.idxmax()
-        out.append(f"{encoder} has {float(row['discrimination']) - top_auroc:.3f} higher AUROC but "
+        out.append(f"{encoder} has a higher AUROC ({float(row['discrimination']):.3f} vs {top_auroc:.3f}) but "
                    f"{_axis_gap(axis, scores.loc[top], row)}, and a lower CRS ({float(row['crs']):.2f} vs "
                    f"{float(scores.loc[top, 'crs']):.2f}).")
     return out
 
 
 def _what_would_separate(top: str, tier: list[str], report, evidence: Evidence) -> list[str]:
-    table = report.leading_tier_table
-    q = critical_value(table)
-    out = [separation_sentence(top, e, float(table.loc[e, "diff"]), float(table.loc[e, "se"]), q, evidence)
-           for e in tier if e != top and e in table.index]
+    table = separation_table(report, evidence)
+    out = [separation_sentence(top, e, table.loc[e], evidence) for e in tier if e != top and e in table.index]
     costs = evidence.seconds_per_image or {}
     priced = {e: costs[e] for e in tier if e in costs}
     if len(priced) > 1:

@@ -1,0 +1,122 @@
+"""The comparison figures and tables as pure functions of the score value (and the records they read),
+checked against the tables they come from and an independent implementation; captions say what ran;
+names are never cut."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from _simulated_report import COSTS, DESIGN, LONG, scored_cohort
+from crsbench.report import figures, figures_more, tables
+from crsbench.report.page import write_report
+
+
+@pytest.fixture(scope="module")
+def cohort():
+    return scored_cohort(n_boot=150)
+
+
+@pytest.fixture(scope="module")
+def written(cohort, tmp_path_factory):
+    report, records, stored = cohort
+    return write_report(report, records, tmp_path_factory.mktemp("report"), predictions=stored,
+                        seconds_per_image=COSTS)
+
+
+def test_the_forest_reads_the_scores_and_their_intervals(cohort):
+    report, _, _ = cohort
+    table = figures_more.forest_table(report)
+    crs = table[table["axis"] == "crs"].set_index("encoder")
+    assert np.allclose(crs["value"], report.scores.loc[crs.index, "crs"])
+    auroc = table[table["axis"] == "discrimination"].set_index("encoder")
+    assert np.allclose(auroc["value"], report.scores.loc[auroc.index, "discrimination"])
+    assert (auroc["ci_low"] <= auroc["value"]).all() and (auroc["value"] <= auroc["ci_high"]).all()
+    assert np.allclose(auroc["reference_value"], report.scores.loc[report.reference, "discrimination"])
+
+
+def test_the_task_heatmap_is_the_per_task_crs(cohort):
+    report, _, _ = cohort
+    matrix = figures_more.task_matrix(report)
+    for row in report.scores_by_task.itertuples():
+        assert matrix.loc[row.encoder, row.task] == pytest.approx(row.crs)
+
+
+def test_the_perturbation_heatmap_is_the_mean_drop(cohort):
+    _, records, _ = cohort
+    matrix = figures_more.perturbation_matrix(records)
+    full = records[records["fraction"] == 1.0]
+    for encoder in matrix.index:
+        for condition in matrix.columns:
+            drops = []
+            for task in DESIGN.tasks:
+                mine = full[(full["encoder"] == encoder) & (full["task"] == task)]
+                clean = mine[mine["condition_kind"] == "clean"]["auroc"].mean()
+                for severity in DESIGN.severities:
+                    drops.append(clean - mine[(mine["condition"] == condition) & (mine["severity"] == severity)]
+                                 ["auroc"].mean())
+            assert matrix.loc[encoder, condition] == pytest.approx(np.mean(drops))
+
+
+def test_per_class_auroc_matches_scikit_learn(cohort):
+    report, records, stored = cohort
+    table = figures_more.per_class_auroc_table(records, "derm")
+    encoder = DESIGN.encoders[0].name
+    rows = records[(records["task"] == "derm") & (records["encoder"] == encoder) & (records["fraction"] == 1.0)
+                   & (records["condition_kind"] == "clean")]
+    index = stored.index.set_index("record_key")
+    by_class = []
+    for key in rows["record_key"]:
+        labels = stored.case_set(index.loc[key, "test_set"]).labels.astype(int)
+        probs = stored.probabilities(key)
+        by_class.append([roc_auc_score(labels == k, probs[:, k]) for k in range(3)])
+    assert np.allclose(table.loc[encoder].to_numpy(), np.mean(by_class, axis=0))
+
+
+def test_the_metrics_table_gives_case_level_intervals_not_a_zero_seed_spread(cohort):
+    report, records, _ = cohort
+    table = tables.metrics_table(records, report)
+    text = " ".join(" ".join(r) for r in table.rows)
+    assert "\u00b1 0.000" not in text
+    row = report.axis_intervals
+    hit = row[(row["scope"] == "derm") & (row["encoder"] == DESIGN.encoders[0].name) & (row["axis"] == "discrimination")]
+    assert f"[{hit['ci_low'].iloc[0]:.3f}, {hit['ci_high'].iloc[0]:.3f}]" in text
+    assert "case-level interval" in table.caption
+
+
+def test_the_dataset_table_counts_each_set(cohort):
+    report, records, _ = cohort
+    table = tables.dataset_table(report)
+    derm = [r for r in table.rows if r[0] == "derm"][0]
+    counts = json.loads(records[records["task"] == "derm"]["positives_eval"].iloc[0])
+    assert derm[2] == str(DESIGN.n_cases) and derm[3] == "3"
+    assert derm[4] == ", ".join(f"class {k}: {n}" for k, n in enumerate(counts))
+    assert "6 perturbation x severity pair(s) (blur, noise)" in derm[5]
+
+
+def test_captions_say_what_ran_and_names_are_never_cut(written):
+    captions = {f.name: f.caption for f in written.figures}
+    robustness = captions["robustness_1_derm"]
+    assert "(blur, noise; severities 1, 3, 5" in robustness and "jpeg" not in robustness
+    assert "3 seeds pooled" in captions["reliability_1_derm"] and "cases in each bin" in captions["reliability_1_derm"]
+    assert "150 draws" in captions["rank_distribution"]
+    # a long name is shown by its key and spelt out in every caption; other long strings wrap, uncut
+    name = f"{LONG}-ft-derm"
+    assert f"[1] = {name}" in captions["forest"] and f"[2] = {LONG}-original" in captions["forest"]
+    with figures.keyed(figures.name_key([name, f"{LONG}-original", "raw-pixels"])):
+        assert figures.label(name).startswith("[1] ") and figures.label("raw-pixels") == "raw-pixels"
+    assert figures.label(name).replace("\n", "") == name
+    assert all(f.absent is None for f in written.figures), [(f.name, f.absent) for f in written.figures if f.absent]
+
+
+def test_a_figure_without_its_inputs_says_why(cohort):
+    report, records, stored = cohort
+    from crsbench.report.page import ReportData
+    from crsbench.report import sources
+
+    data = ReportData(report, records[records["condition_kind"] != "perturbation"], sources.gather(None, records))
+    assert isinstance(figures_more.encoder_perturbation_heatmap(data), figures.Absent)
+    assert "no measured embedding cost" in figures_more.score_against_cost(data).reason
