@@ -303,12 +303,14 @@ def score(
     *,
     suite_hash: str | None = None,
     partial: bool = False,
+    class_names: dict[str, tuple[str, ...]] | None = None,
     **settings,
 ):
     """The CRS report of a results folder. `config` is a crs.CRSConfig; without it, the suite's `crs:`
     block with CRSConfig fields given by name (`n_boot=2000`) applied over it. The suite's baselines
     are left out of the rank statistics. An incomplete grid is refused unless `partial`; a partial
-    report says so in its first note and in settings["grid"]."""
+    report says so in its first note and in settings["grid"]. `class_names` (task -> names) lets the
+    axis evidence name classes."""
 
     from crsbench.scoring.score import score_records
 
@@ -322,7 +324,7 @@ def score(
 
     stored = load_predictions(results) if config.resample == "cases" else None
     report = score_records(view, reference or suite_reference(results, suite_hash), config, baselines=baselines,
-                           predictions=stored)
+                           predictions=stored, class_names=class_names)
     notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
     return dataclasses.replace(report, notes=notes + tuple(report.notes),
                                settings=report.settings.with_grid(grid.as_dict()))
@@ -342,18 +344,20 @@ def write_report(
     scored=None,
     suite_hash: str | None = None,
     partial: bool = False,
+    seconds_per_image: dict[str, float] | None = None,
     **settings,
 ):
     """The HTML and Markdown report of a results folder, with every figure as PNG and SVG
     (report.page.write_report). `scored`: a ScoreReport already computed from these results;
-    without it they are scored as `score` does (settings by name). Default folder: RESULTS/report."""
+    without it they are scored as `score` does (settings by name). `seconds_per_image`: measured
+    embedding cost per encoder, for the score-against-cost figure. Default folder: RESULTS/report."""
     from crsbench.report.page import write_report as write_pages
 
     scored = scored if scored is not None else score(results, suite_hash=suite_hash, partial=partial, **settings)
     base = Path(results) if Path(results).is_dir() else Path(results).parent
     frame, _ = grid_view(results, suite_hash, partial)
     return write_pages(scored, frame, Path(out_dir) if out_dir else base / "report",
-                       results=results)
+                       results=results, seconds_per_image=seconds_per_image)
 
 
 
@@ -418,12 +422,14 @@ def select(request, *, say=None, progress: Progress | None = None, dry_run: bool
     run_s = time.perf_counter() - run_started
     suite_hash = prepared.suite.suite_hash()
     with progress.task(f"score ({SELECT_N_BOOT} bootstrap draws)", total=None):  # minutes a log would not hear of
-        scored = score(out, reference=reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash)
+        names = {task.name: tuple(prepared.dataset.meta.class_names) for task in prepared.suite.tasks}
+        scored = score(out, reference=reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash, class_names=names)
         evidence = _selection_evidence(out, scored, prepared, suite_hash)
         sentences = tuple(advice.recommendation(scored, evidence))
         scores = write_scores(scored, out)
     with progress.task("report", total=None):
-        written = write_report(out, scored=scored, suite_hash=suite_hash)
+        written = write_report(out, scored=scored, suite_hash=suite_hash,
+                               seconds_per_image=prepared.seconds_per_image or None)
     return Selection(prepared, summary, scored, sentences, scores, written.html, run_s,
                      time.perf_counter() - prepared.started)
 
@@ -446,7 +452,7 @@ def _selection_evidence(out: Path, scored, prepared, suite_hash: str):
         seed_se = advice.standard_errors(seed_only.leading_tier_table, float(seed_only.settings.get("level", 0.95)))
     return advice.Evidence(n_test=n_test, n_seeds=len(prepared.suite.seeds), unit=prepared.cohort.unit,
                            seed_se=seed_se, seconds_per_image=prepared.seconds_per_image or None,
-                           n_test_images=len(test))
+                           n_test_images=len(test), class_names=tuple(prepared.dataset.meta.class_names))
 
 
 def __getattr__(name: str):

@@ -230,6 +230,11 @@ def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_
     assert set(selection.scored.leading_tier) <= {"raw-pixels@input_size=16", "colour-texture"}
     assert selection.advice and any(line.startswith("plan: ") for line in said)
     assert selection.timing.startswith("select finished in")
+    # every test class has fewer than the minimum of cases: named as the labels name them, not by index
+    small = " ".join(s for s in selection.advice if "fewer than the minimum" in s or s.startswith("Small classes"))
+    assert ("nevus" in small or "melanoma" in small) and "class 0" not in small and "class 1" not in small
+    # the measured cost per image reaches the report's score-against-cost figure
+    assert (tmp_path / "lib" / "report" / "figures" / "score_cost.png").is_file()
     again = api.select(request, say=lambda line, style=None: None)  # the same arguments: resumed, nothing rerun
     assert again.prepared.resumed and again.summary.written == 0 and again.advice == selection.advice
     result = _select(folder, "--encoders", "raw-pixels@input_size=16,colour-texture", "--label-column", "diagnosis",

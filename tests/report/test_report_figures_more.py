@@ -27,15 +27,18 @@ def written(cohort, tmp_path_factory):
                         seconds_per_image=COSTS)
 
 
-def test_the_forest_reads_the_scores_and_their_intervals(cohort):
+def test_the_forest_shows_paired_differences_to_the_reference(cohort):
     report, _, _ = cohort
     table = figures_more.forest_table(report)
     crs = table[table["axis"] == "crs"].set_index("encoder")
     assert np.allclose(crs["value"], report.scores.loc[crs.index, "crs"])
     auroc = table[table["axis"] == "discrimination"].set_index("encoder")
-    assert np.allclose(auroc["value"], report.scores.loc[auroc.index, "discrimination"])
-    assert (auroc["ci_low"] <= auroc["value"]).all() and (auroc["value"] <= auroc["ci_high"]).all()
-    assert np.allclose(auroc["reference_value"], report.scores.loc[report.reference, "discrimination"])
+    reference = report.scores.loc[report.reference, "discrimination"]
+    assert np.allclose(auroc["value"], report.scores.loc[auroc.index, "discrimination"] - reference)
+    others = auroc.drop(report.reference)
+    assert (others["ci_low"] <= others["value"]).all() and (others["value"] <= others["ci_high"]).all()
+    # the reference against itself on the same draws: zero in every draw (an unpaired interval would not be)
+    assert auroc.loc[report.reference, ["value", "ci_low", "ci_high"]].abs().max() < 1e-12
 
 
 def test_the_task_heatmap_is_the_per_task_crs(cohort):

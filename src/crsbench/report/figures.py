@@ -494,11 +494,11 @@ def caption_rank_distribution(data: ReportData, task=None) -> str:
 def caption_forest(data: ReportData, task=None) -> str:
     report = data.report
     ran = len(getattr(report, "axis_intervals", ())) > 0
-    bars = (f"bars: each encoder's own {float(report.settings.get('level', 0.95)):.0%} case-level interval "
-            "(not paired with the reference's)" if ran else "no per-axis interval: the paired case bootstrap did "
-            "not run")
-    return (f"Cross-task value of each axis per encoder; dashed: the reference ({report.reference}); {bars}. The CRS "
-            "panel is the difference to the reference with its paired interval.")
+    level = f"{float(report.settings.get('level', 0.95)):.0%}"
+    bars = (f"bars: the {level} paired case-level interval of the difference (both encoders on the same "
+            "bootstrap draws)" if ran else "no per-axis interval: the paired case bootstrap did not run")
+    return (f"Cross-task value of each axis and the CRS per encoder, minus the reference's ({report.reference}); "
+            f"dashed: 0, the reference; {bars}.")
 
 
 CROSS_TASK: tuple[tuple[str, str, object, Callable], ...] = (

@@ -28,32 +28,33 @@ def _figure(height: float, width: float = COLUMN_WIDTH) -> Figure:
 
 
 def forest_table(report) -> pd.DataFrame:
-    """Per encoder and axis (and the CRS): its cross-task value, the case-level interval where the paired
-    bootstrap ran, and the reference's value. The CRS row's interval is the paired one of the difference."""
+    """Per encoder and axis (and the CRS): its cross-task difference to the reference with the paired
+    case-level interval where the paired bootstrap ran (the same draws for both, so what they share cancels).
+    Without it, the point difference alone."""
     rows = []
     intervals = getattr(report, "axis_intervals", pd.DataFrame())
     overall = intervals[intervals["scope"] == "overall"] if len(intervals) else intervals
+    paired = "diff_low" in overall.columns
     ref = report.reference
     for axis in [a for a in AXES if a in report.axes_used]:
         for encoder in report.scores.index:
-            value = float(report.scores.loc[encoder, axis])
+            value = float(report.scores.loc[encoder, axis]) - float(report.scores.loc[ref, axis])
             low = high = np.nan
-            if len(overall):
+            if len(overall) and paired:
                 hit = overall[(overall["encoder"] == encoder) & (overall["axis"] == axis)]
                 if len(hit):
-                    low, high = float(hit["ci_low"].iloc[0]), float(hit["ci_high"].iloc[0])
-            rows.append({"axis": axis, "encoder": str(encoder), "value": value, "ci_low": low, "ci_high": high,
-                         "reference_value": float(report.scores.loc[ref, axis])})
+                    low, high = float(hit["diff_low"].iloc[0]), float(hit["diff_high"].iloc[0])
+            rows.append({"axis": axis, "encoder": str(encoder), "value": value, "ci_low": low, "ci_high": high})
     for encoder in report.scores.index:
         row = report.scores.loc[encoder]
         rows.append({"axis": "crs", "encoder": str(encoder), "value": float(row["crs"]),
-                     "ci_low": float(row["ci_low"]), "ci_high": float(row["ci_high"]), "reference_value": 0.0})
+                     "ci_low": float(row["ci_low"]), "ci_high": float(row["ci_high"])})
     return pd.DataFrame(rows)
 
 
 def forest(data: ReportData) -> Drawn:
-    """One panel per axis and one for the CRS: each encoder's value with its interval, the reference's value
-    as a dashed line."""
+    """One panel per axis and one for the CRS: each encoder's difference to the reference with its paired
+    interval; zero (the reference) as a dashed line."""
     report = data.report
     table = forest_table(report)
     if table.empty:
@@ -72,10 +73,10 @@ def forest(data: ReportData) -> Drawn:
             if np.isfinite(r["ci_low"]):
                 ax.hlines(yi, r["ci_low"], r["ci_high"], color=colour, linewidth=1.2)
             ax.plot(r["value"], yi, "o", color=colour, markersize=3.5)
-        ax.axvline(part["reference_value"].iloc[0], color="#333333", linewidth=0.7, linestyle="--")
+        ax.axvline(0.0, color="#333333", linewidth=0.7, linestyle="--")
         ax.set_yticks(y, [label(e, 24) for e in encoders])
         ax.set_ylim(len(encoders) - 0.5, -0.5)
-        ax.set_title("CRS (paired interval of the difference)" if axis == "crs" else AXIS_LABELS[axis], loc="left")
+        ax.set_title("CRS" if axis == "crs" else f"{AXIS_LABELS[axis]}, minus the reference's", loc="left")
         ax.grid(axis="x", linewidth=0.3, alpha=0.5)
         ax.tick_params(axis="y", length=0)
     for ax in axs[len(panels):]:

@@ -10,6 +10,7 @@ say so instead of quoting the value as a strength.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,9 +97,12 @@ def _words_counts(counts: SetCounts, names=None) -> str:
 def axis_evidence(records: pd.DataFrame, class_names=None, min_cases: int = MIN_CASES_PER_CLASS,
                   min_shift: int = MIN_SHIFT_CASES) -> pd.DataFrame:
     """One row per (task, axis): what the axis rests on and whether it is thin (module docstring).
-    `class_names`: the classes' names, when known (the records hold indices only)."""
+    `class_names`: the classes' names, when known (the records hold indices only), one tuple for every
+    task or a mapping task -> names."""
     rows = []
+    by_task = class_names if isinstance(class_names, Mapping) else None
     for task, frame in records.groupby("task", sort=False):
+        names = by_task.get(str(task)) if by_task is not None else class_names
         frame = frame[frame["encoder"] == frame["encoder"].iloc[0]]
         seed0 = frame[frame["seed"] == frame["seed"].min()]
         full = seed0[seed0["fraction"].astype(float) == FULL_LABELS]
@@ -114,16 +118,16 @@ def axis_evidence(records: pd.DataFrame, class_names=None, min_cases: int = MIN_
         shift = _set_counts(shifted.sort_values("condition").head(1)) if len(shifted) else None
         k, smallest = test.smallest()
         test_thin = smallest < min_cases
-        test_words = f"test set {_words_counts(test, class_names)}"
-        test_why = (f"{class_name(k, class_names)} has {smallest} test case(s), fewer than the minimum of {min_cases}"
+        test_words = f"test set {_words_counts(test, names)}"
+        test_why = (f"{class_name(k, names)} has {smallest} test case(s), fewer than the minimum of {min_cases}"
                     if test_thin else "")
-        base = {"task": str(task), "n_cases": test.n, "smallest_class": class_name(k, class_names) if k >= 0 else "",
+        base = {"task": str(task), "n_cases": test.n, "smallest_class": class_name(k, names) if k >= 0 else "",
                 "smallest_class_cases": smallest, "n_fractions": len(fractions), "n_perturbations": len(pairs),
                 "n_severities": len(severities), "perturbations": ", ".join(families),
                 "n_shift": shift.n if shift else 0, "smallest_shift_class": "", "smallest_shift_class_cases": np.nan}
         if shift is not None:
             sk, sn = shift.smallest()
-            base["smallest_shift_class"] = class_name(sk, class_names) if sk >= 0 else ""
+            base["smallest_shift_class"] = class_name(sk, names) if sk >= 0 else ""
             base["smallest_shift_class_cases"] = sn
         for axis in AXES:
             rests, why = test_words, test_why
@@ -139,11 +143,11 @@ def axis_evidence(records: pd.DataFrame, class_names=None, min_cases: int = MIN_
                 reasons = [test_why] if (pairs and test_why) else []
                 if shift is not None:
                     sk, sn = shift.smallest()
-                    parts.append(f"shift set {_words_counts(shift, class_names)}")
+                    parts.append(f"shift set {_words_counts(shift, names)}")
                     if shift.n < min_shift:
                         reasons.append(f"the shift set has {shift.n} case(s), fewer than the minimum of {min_shift}")
                     if sn < min_cases:
-                        reasons.append(f"{class_name(sk, class_names)} has {sn} shift case(s), fewer than the "
+                        reasons.append(f"{class_name(sk, names)} has {sn} shift case(s), fewer than the "
                                        f"minimum of {min_cases}")
                 rests, why = "; ".join(parts), "; ".join(reasons)
             rows.append({**base, "axis": axis, "rests_on": rests, "thin": bool(why), "why": why})

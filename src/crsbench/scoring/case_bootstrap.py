@@ -279,7 +279,8 @@ class CaseBootstrap:
     """The paired case-and-seed bootstrap per scope ("overall" and each task).
 
     results: BootstrapResult per scope (draws exclude the point). axis_intervals: per scope,
-    encoder and axis, the point value and its percentile interval. auroc_draws: (B, N) cross-task
+    encoder and axis, the point value and its percentile interval, and the difference to the reference
+    with its paired interval. auroc_draws: (B, N) cross-task
     discrimination per draw, for the rank statistics.
     """
 
@@ -336,11 +337,11 @@ def case_bootstrap(
     for plan in plans:
         draws = crs_batch(per_task[plan.task], ref, config, plan.axes).crs
         results[plan.task] = summarise(encoders, draws, reference=ref, level=config.level, n_seeds=n_seeds)
-        rows += _axis_rows(plan.task, encoders, plan.axes, per_task[plan.task], config.level)
+        rows += _axis_rows(plan.task, encoders, plan.axes, per_task[plan.task], config.level, ref)
     overall = _cross_task(per_task, plans, axis_scores)
     results[OVERALL] = summarise(encoders, crs_batch(overall, ref, config, axis_scores.axes).crs, reference=ref,
                                  level=config.level, n_seeds=n_seeds)
-    rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level)
+    rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
         np.full((config.n_boot, n_enc), np.nan)
     return CaseBootstrap(results, auroc, pd.DataFrame(rows))
@@ -363,11 +364,18 @@ def _cross_task(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_sco
     return total / coverage
 
 
-def _axis_rows(scope: str, encoders: list[str], axes: Sequence[str], values: np.ndarray, level: float) -> list[dict]:
+def _axis_rows(scope: str, encoders: list[str], axes: Sequence[str], values: np.ndarray, level: float,
+               ref: int) -> list[dict]:
+    """Each encoder's axis value with its percentile interval, and its difference to the reference with the
+    paired interval (the same draws for both encoders, so what they share cancels)."""
     alpha = 1.0 - level
-    low, high = np.quantile(values[1:], [alpha / 2, 1 - alpha / 2], axis=0)
+    quantiles = [alpha / 2, 1 - alpha / 2]
+    low, high = np.quantile(values[1:], quantiles, axis=0)
+    differences = values - values[:, ref:ref + 1, :]
+    diff_low, diff_high = np.quantile(differences[1:], quantiles, axis=0)
     return [
-        {"scope": scope, "encoder": e, "axis": a, "value": values[0, i, k], "ci_low": low[i, k], "ci_high": high[i, k]}
+        {"scope": scope, "encoder": e, "axis": a, "value": values[0, i, k], "ci_low": low[i, k], "ci_high": high[i, k],
+         "diff": differences[0, i, k], "diff_low": diff_low[i, k], "diff_high": diff_high[i, k]}
         for i, e in enumerate(encoders)
         for k, a in enumerate(axes)
     ]

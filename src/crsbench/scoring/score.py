@@ -12,7 +12,7 @@ cross-task summary (`scores`) scores the mean of each axis over the tasks that c
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -461,6 +461,7 @@ def score_records(
     baselines: Sequence[str] = (),
     predictions: Predictions | None = None,
     incomplete: Incomplete = "refuse",
+    class_names: Mapping[str, Sequence[str]] | None = None,
 ) -> ScoreReport:
     """Axes, CRS per task and across tasks, seed-only bootstrap, rank agreement and sensitivity.
 
@@ -472,7 +473,8 @@ def score_records(
     Records of several grids are refused. So is an encoder with an incomplete grid (a task, seed, label
     fraction or condition the others have, or stored predictions when the others have theirs): a
     DataError names it and what it lacks, unless `incomplete="exclude"` leaves it out, with a note, and
-    scores the others exactly as without it (grid_stage).
+    scores the others exactly as without it (grid_stage). `class_names` (task -> names) lets the axis
+    evidence name classes (the records hold indices only).
     """
     notes: Notes = []
 
@@ -493,7 +495,7 @@ def score_records(
     agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
     sensitivity = keep(sensitivity_stage(axis_scores, reference, config))
     return _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines,
-                     records, notes)
+                     records, notes, class_names)
 
 
 def _sorted_by_crs(table: pd.DataFrame) -> pd.DataFrame:
@@ -501,7 +503,7 @@ def _sorted_by_crs(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines, records,
-              notes) -> ScoreReport:
+              notes, class_names=None) -> ScoreReport:
     overall = overall.copy()
     overall["auroc_rank"] = agreement.auroc_rank
     overall["baseline"] = overall.index.isin(baselines)
@@ -538,6 +540,6 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         notes=tuple(notes),
         settings=settings_of(config, reference, axis_scores, baselines),
         axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),
-        axis_evidence=axis_evidence(records.frame),
+        axis_evidence=axis_evidence(records.frame, class_names),
         class_counts=class_table(records.frame),
     )
