@@ -12,7 +12,8 @@ realistic signal: encoders differ in separation, label hunger and fragility; the
 shared by every encoder; at 100% labels every seed fits on the same rows (one vector for all seeds).
 `--scale` multiplies the test cases (0.05 runs in about a minute).
 
-Timed as subprocesses of the CLI, each with its own peak RSS (wait4): `crsbench score --n-boot N`,
+Timed as subprocesses of the CLI, each with its wall and CPU time and peak RSS (wait4), once per case
+bootstrap engine (bootstrap.ENGINES: the per-vector reference path and the batched one, same values): `crsbench score --n-boot N`,
 `crsbench report` (which rescores, with the suite's `crs: {n_boot}` set to the same draws), `crsbench results --export`. Then the bootstrap's cost slopes in
 test cases, encoders and draws (log-log fits over three points each), each beside a baseline measured in
 the same run: a plain numpy loop over draws of the same statistic (the task's macro AUROC of every
@@ -188,17 +189,22 @@ def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_bo
 # --------------------------------------------------------------------------- timing
 
 
-def timed_cli(args: list[str], env: dict) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS in MB, output tail) of one CLI call as a child process."""
+LAUNCH = ("import sys; import crsbench.bootstrap as b; b.DEFAULT_ENGINE = sys.argv.pop(1); "
+          "from crsbench.cli import app; sys.argv[0] = 'crsbench'; app()")
+
+
+def timed_cli(args: list[str], env: dict, engine: str) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS in MB, output tail) of one CLI call as a child process, its case
+    bootstrap run by `engine`."""
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "crsbench", *args], env=env, stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-c", LAUNCH, engine, *args], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT)
     output = process.stdout.read().decode(errors="replace")
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"crsbench {' '.join(args)} failed:\n{output[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024, output[-400:]
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, output[-400:]
 
 
 def _slope(xs, ys) -> float:
@@ -222,13 +228,15 @@ def _cohort(folder: Path, scale: float, n_encoders: int):
     return records, stored, compute_axes(records, predictions=stored)
 
 
-def time_bootstrap(records, stored, axis_scores, draws: int) -> float:
+def time_bootstrap(records, stored, axis_scores, draws: int, engine: str) -> float:
+    """CPU seconds of bootstrap.case_bootstrap (CPU time: the machine may be shared)."""
     from crsbench.bootstrap import case_bootstrap
     from crsbench.crs import CRSConfig
 
-    started = time.perf_counter()
-    case_bootstrap(records, stored, axis_scores, axis_scores.encoders[0], CRSConfig(n_boot=draws, n_weight_draws=0))
-    return time.perf_counter() - started
+    started = time.process_time()
+    case_bootstrap(records, stored, axis_scores, axis_scores.encoders[0], CRSConfig(n_boot=draws, n_weight_draws=0),
+                   engine=engine)
+    return time.process_time() - started
 
 
 def time_loop(records, stored, draws: int, loop_draws: int) -> float:
@@ -241,14 +249,14 @@ def time_loop(records, stored, draws: int, loop_draws: int) -> float:
     used = stored.index[stored.index["test_set"] == test_set]["probs"].unique()
     vectors = [stored.probabilities(d).astype(np.float64) for d in used]
     task_type = records["task_type"].iloc[0]
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(loop_draws):
         counts = rng.multinomial(n_clusters, np.full(n_clusters, 1 / n_clusters))
         rows = np.repeat(np.arange(len(codes)), counts[codes])
         labels = cases.labels[rows]
         for probs in vectors:
             metrics.auroc_macro(task_type, labels, probs[rows])
-    return (time.perf_counter() - started) / loop_draws * draws
+    return (time.process_time() - started) / loop_draws * draws
 
 
 def slopes(work: Path, scale: float, draws: int, loop_draws: int) -> list[dict]:
@@ -268,9 +276,11 @@ def slopes(work: Path, scale: float, draws: int, loop_draws: int) -> list[dict]:
                 cache[(s, e)] = _cohort(folder, s, e)
             records, stored, axis_scores = cache[(s, e)]
             n_cases = len(stored.case_set(stored.index["test_set"].iloc[0]).case_id)
-            boot = time_bootstrap(records, stored, axis_scores, d)
+            reference = time_bootstrap(records, stored, axis_scores, d, "reference")
+            batched = time_bootstrap(records, stored, axis_scores, d, "batched")
             loop = time_loop(records, stored, d, loop_draws)
-            rows.append({"axis": axis, "cases": n_cases, "encoders": e, "draws": d, "bootstrap_s": boot, "loop_s": loop})
+            rows.append({"axis": axis, "cases": n_cases, "encoders": e, "draws": d, "reference_s": reference,
+                         "batched_s": batched, "loop_s": loop})
     return rows
 
 
@@ -283,6 +293,8 @@ def main() -> None:
     parser.add_argument("--loop-draws", type=int, default=3)
     parser.add_argument("--no-slopes", action="store_true")
     parser.add_argument("--no-cli", action="store_true")
+    parser.add_argument("--store", type=Path, default=None, help="an existing store of this benchmark (not rebuilt)")
+    parser.add_argument("--engines", default="reference,batched", help="case bootstrap engines the CLI runs with")
     parser.add_argument("--out", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
@@ -293,35 +305,46 @@ def main() -> None:
     print(f"threads: torch/BLAS as set by the environment; CPUs visible {os.cpu_count()}")
     try:
         if not args.no_cli:
-            store = work / "store"
+            store = args.store or work / "store"
             started = time.perf_counter()
-            counts = build_store(store, args.scale, args.encoders, n_boot=args.draws)
+            if args.store is None:
+                build_store(store, args.scale, args.encoders, n_boot=args.draws)
             built = time.perf_counter() - started
             database = (store / "results.sqlite").stat().st_size
             sizes = storage_bytes(store)
-            n = counts["records"]
-            print(f"store: {n} records, scale {args.scale:g}, built in {built:.0f} s")
+            with ResultsStore(store / "results.sqlite", read_only=True) as opened:
+                n = int(opened.query("SELECT COUNT(*) AS n FROM records")["n"].iloc[0])
+            cases = {row.task + "/" + row.role: int(row.n_cases) for row in load_predictions(store).test_sets.itertuples()}
+            print(f"store: {n} records, test sets {cases}, built in {built:.0f} s")
             print(f"  results.sqlite {database / 1e6:.1f} MB ({database / n * 1e3 / 1e6:.2f} MB per 1,000 records)")
             print(f"  predictions {sizes['probs_bytes'] / 1e6:.1f} MB in {sizes['probs_files']} files "
                   f"({sizes['probs_bytes'] / n * 1e3 / 1e6:.1f} MB per 1,000 records); test sets "
                   f"{sizes['cases_bytes'] / 1e6:.2f} MB in {sizes['cases_files']} files")
-            for label, cli in (("score", ["score", str(store), "--n-boot", str(args.draws)]),
-                               ("report", ["report", str(store)]),
-                               ("results --export", ["results", str(store), "--export", "--out", str(work / "export")])):
-                seconds, rss, _ = timed_cli(cli, env)
-                print(f"  {label:<17} {seconds:8.1f} s   peak RSS {rss:7.0f} MB")
+            print(f"  {'command':<17}{'engine':>10}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}")
+            for engine in args.engines.split(","):
+                for label, cli in (("score", ["score", str(store), "--n-boot", str(args.draws)]),
+                                   ("report", ["report", str(store), "-o", str(work / "report")]),
+                                   ("results --export", ["results", str(store), "--export", "--out", str(work / "export")])):
+                    if label == "results --export" and engine != args.engines.split(",")[0]:
+                        continue  # no bootstrap in it
+                    seconds, cpu, rss, _ = timed_cli(cli, env, engine)
+                    print(f"  {label:<17}{engine:>10}{seconds:9.1f}{cpu:9.1f}{rss:13.0f}", flush=True)
         if not args.no_slopes:
             rows = slopes(work, args.slope_scale, args.draws, args.loop_draws)
-            print("slopes (cxr task alone; bootstrap = bootstrap.case_bootstrap, loop = plain numpy loop over draws)")
-            print(f"  {'axis':<9}{'cases':>7}{'encoders':>9}{'draws':>7}{'bootstrap s':>13}{'loop s':>10}{'loop/boot':>10}")
+            print("slopes, CPU seconds (cxr task alone; case_bootstrap by the reference and the batched engine; "
+                  "loop = plain numpy loop over draws)")
+            print(f"  {'axis':<9}{'cases':>7}{'encoders':>9}{'draws':>7}{'reference s':>13}{'batched s':>11}"
+                  f"{'loop s':>10}{'loop/ref':>10}{'ref/batched':>12}")
             for r in rows:
-                print(f"  {r['axis']:<9}{r['cases']:>7}{r['encoders']:>9}{r['draws']:>7}{r['bootstrap_s']:>13.2f}"
-                      f"{r['loop_s']:>10.1f}{r['loop_s'] / r['bootstrap_s']:>10.1f}")
-            for axis, key in (("cases", "cases"), ("encoders", "encoders"), ("draws", "draws")):
+                print(f"  {r['axis']:<9}{r['cases']:>7}{r['encoders']:>9}{r['draws']:>7}{r['reference_s']:>13.2f}"
+                      f"{r['batched_s']:>11.2f}{r['loop_s']:>10.1f}{r['loop_s'] / r['reference_s']:>10.1f}"
+                      f"{r['reference_s'] / r['batched_s']:>12.2f}")
+            for axis in ("cases", "encoders", "draws"):
                 part = [r for r in rows if r["axis"] == axis]
-                xs = [r[key] for r in part]
-                print(f"  slope in {axis}: bootstrap {_slope(xs, [r['bootstrap_s'] for r in part]):.2f}, "
-                      f"loop {_slope(xs, [r['loop_s'] for r in part]):.2f} (log-log)")
+                xs = [r[axis] for r in part]
+                fits = ", ".join(f"{name} {_slope(xs, [r[name + '_s'] for r in part]):.2f}"
+                                 for name in ("reference", "batched", "loop"))
+                print(f"  slope in {axis} (log-log): {fits}")
     finally:
         if not args.keep and args.out is None:
             shutil.rmtree(work, ignore_errors=True)

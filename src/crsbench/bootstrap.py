@@ -38,6 +38,7 @@ INTERVAL_METHOD = "percentile"
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
 SHIFT_PREFIX = "shift:"  # precomputed AUROCs on the shift set, apart from the same hash on the test set
 ENGINES = ("batched", "reference")  # batched: every AUROC of a task for all draws at once (bootstrap_batched)
+DEFAULT_ENGINE = "batched"
 
 
 # --------------------------------------------------------------------------- the simultaneous tier
@@ -319,15 +320,16 @@ class CaseBootstrap:
 
 def case_bootstrap(
     records: pd.DataFrame, stored: Predictions, axis_scores: AxisScores, reference: str, config: CRSConfig,
-    engine: str = "batched",
+    engine: str | None = None,
 ) -> CaseBootstrap:
     """Paired hierarchical bootstrap of the CRS (module docstring): config.n_boot draws from config.seed.
 
-    engine "batched" computes every AUROC of a task for all draws at once (bootstrap_batched, on the GPU
+    engine (default DEFAULT_ENGINE) "batched" computes every AUROC of a task for all draws at once (bootstrap_batched, on the GPU
     when torch sees one); "reference" one prediction vector and one chunk of draws at a time. Both read
     the same draws and give the same values (tests/test_bootstrap_batched.py)."""
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
+    engine = engine or DEFAULT_ENGINE
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     plans = plan_tasks(records, stored, axis_scores)

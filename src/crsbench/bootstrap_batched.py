@@ -20,6 +20,7 @@ equals the reference path bit for bit (tests/test_bootstrap_batched.py).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,15 +32,26 @@ KERNELS = ("numpy", "torch")
 DEVICE_VARIABLE = "CRSBENCH_DEVICE"  # "cpu" forces the CPU where a GPU is present
 
 
-def default_device():
-    """torch's CUDA device when it sees one, else the CPU (DEVICE_VARIABLE overrides). torch is imported
-    here, not with the module: scoring on the CPU never needs it."""
-    import torch
+def gpu_present() -> bool:
+    """An NVIDIA driver on this machine, or torch already loaded and seeing CUDA: only then is torch
+    imported for scoring (its import costs seconds and hundreds of MB, for nothing on a CPU machine)."""
+    loaded = sys.modules.get("torch")
+    if loaded is not None:
+        return bool(loaded.cuda.is_available())
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia/version")
 
+
+def default_device():
+    """torch's CUDA device when there is one, else None (the numpy kernel); DEVICE_VARIABLE overrides."""
     chosen = os.environ.get(DEVICE_VARIABLE)
-    if chosen:
-        return torch.device(chosen)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if chosen or gpu_present():
+        import torch
+
+        if chosen:
+            return torch.device(chosen)
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+    return None
 
 
 class ColumnStack:
@@ -156,12 +168,16 @@ def draw_aurocs(metrics_of, digests: Sequence[str], counts: np.ndarray, codes: n
     integer cluster counts and codes (n_cases,) each case's cluster, so draw b weighs case i counts[b,
     codes[i]] (what bootstrap.case_bootstrap gives weighted_metrics row by row). Vectors are taken a group
     at a time (their rank statistics built, used for every draw, dropped), draws a block at a time, so
-    one (columns, cases, draws) block stays under `max_cells`. kernel: "numpy" (the default on the CPU)
-    or "torch" (the default on a GPU; on `device`).
+    one (columns, cases, draws) block stays under `max_cells`. kernel: "numpy" (the default without a
+    GPU) or "torch" (the default with one; on `device`, the CPU where none is given).
     """
-    if kernel != "numpy":
-        device = device or default_device()
-    kernel = kernel or ("numpy" if device.type == "cpu" else "torch")
+    if kernel != "numpy" and device is None:
+        device = default_device()
+    kernel = kernel or ("numpy" if device is None or device.type == "cpu" else "torch")
+    if kernel == "torch" and device is None:
+        import torch
+
+        device = torch.device("cpu")
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     digests = list(dict.fromkeys(digests))
