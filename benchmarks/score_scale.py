@@ -284,6 +284,46 @@ def slopes(work: Path, scale: float, draws: int, loop_draws: int) -> list[dict]:
     return rows
 
 
+def published_columns(n_encoders: int = 17) -> int:
+    """Column-cases of the published shape: per (encoder, task) the distinct vectors the axes read
+    (one clean 100% vector for all seeds, 5 seeds x 5 fractions below 100%, every perturbation at 100%, the
+    shift vector), times classes, times test cases."""
+    total = 0
+    for shape in TASKS:
+        vectors = 1 + len(SEEDS) * (len(FRACTIONS) - 1) + shape.perturbations * len(SEVERITIES)
+        total += n_encoders * vectors * shape.k * shape.n_cases
+        if shape.shift_cases:
+            total += n_encoders * shape.k * shape.shift_cases
+    return total
+
+
+def kernel_rates(n_cases: int = 20_000, n_columns: int = 8, draws: int = 200, repeats: int = 2) -> dict[str, float]:
+    """Seconds (CPU and wall) per column x case x draw of the AUROC kernel: the reference (BinaryAUROC per
+    column and chunk of draws) and the batched engine's numpy kernel (threaded over the CPUs), on
+    CheXpert-sized columns; the best of `repeats`."""
+    from crsbench.bootstrap_batched import numpy_columns
+    from crsbench.weighted_metrics import BinaryAUROC, case_major
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(n_cases) < 0.25).astype(float)
+    columns = [BinaryAUROC((rng.normal(size=n_cases) + y).astype(np.float32).astype(np.float64), y)
+               for _ in range(n_columns)]
+    counts = rng.multinomial(n_cases, np.full(n_cases, 1 / n_cases), size=draws).astype(np.float64)
+    weights = case_major(counts)
+    best = {"reference CPU": np.inf, "batched CPU": np.inf, "reference wall": np.inf, "batched wall": np.inf}
+    for _ in range(repeats):
+        for name, run in (("reference", lambda: np.stack([c(weights) for c in columns])),
+                          ("batched", lambda: numpy_columns(columns, np.asarray(weights)))):
+            started, clock = time.process_time(), time.perf_counter()
+            got = run()
+            best[f"{name} CPU"] = min(best[f"{name} CPU"], time.process_time() - started)
+            best[f"{name} wall"] = min(best[f"{name} wall"], time.perf_counter() - clock)
+            if name == "reference":
+                expected = got
+        np.testing.assert_array_equal(got, expected)
+    return {k: v / (n_columns * n_cases * draws) for k, v in best.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=0.05, help="share of the published test-set sizes")
@@ -293,6 +333,7 @@ def main() -> None:
     parser.add_argument("--loop-draws", type=int, default=3)
     parser.add_argument("--no-slopes", action="store_true")
     parser.add_argument("--no-cli", action="store_true")
+    parser.add_argument("--no-kernel", action="store_true")
     parser.add_argument("--store", type=Path, default=None, help="an existing store of this benchmark (not rebuilt)")
     parser.add_argument("--engines", default="reference,batched", help="case bootstrap engines the CLI runs with")
     parser.add_argument("--out", type=Path, default=None, help="work folder (default: a temporary one)")
@@ -329,6 +370,14 @@ def main() -> None:
                         continue  # no bootstrap in it
                     seconds, cpu, rss, _ = timed_cli(cli, env, engine)
                     print(f"  {label:<17}{engine:>10}{seconds:9.1f}{cpu:9.1f}{rss:13.0f}", flush=True)
+        if not args.no_kernel:
+            rates = kernel_rates()
+            cells = published_columns(args.encoders)
+            print(f"AUROC kernel, ns per column x case x draw (20,000 cases, 200 draws): "
+                  + ", ".join(f"{k} {v * 1e9:.2f}" for k, v in rates.items()))
+            for draws in (2_000, 10_000):
+                print(f"  published shape ({args.encoders} encoders, {cells / 1e6:.0f} M column-cases), {draws} draws, "
+                      "AUROC alone: " + ", ".join(f"{k} {v * cells * (draws + 1) / 60:.0f} min" for k, v in rates.items()))
         if not args.no_slopes:
             rows = slopes(work, args.slope_scale, args.draws, args.loop_draws)
             print("slopes, CPU seconds (cxr task alone; case_bootstrap by the reference and the batched engine; "

@@ -122,30 +122,47 @@ def _exact32(w: np.ndarray) -> bool:
     return 4.0 * total * max(float(w.max(initial=0)), 1.0) < 2**24
 
 
-def numpy_columns(columns: Sequence[BinaryAUROC], w: np.ndarray) -> np.ndarray:
+def _threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def _numpy_column(column: BinaryAUROC, block: np.ndarray, sentinel: np.ndarray) -> np.ndarray:
+    # the sentinel first: the cumulative sum starts at 0, place k is the first k negatives' weight
+    cumulative = np.cumsum(block[np.concatenate([sentinel, column.negatives])], axis=0)
+    w_pos = block[column.positives]
+    ranks = cumulative[column.below]
+    if column.has_ties:
+        ranks += cumulative[column.below_or_tied]
+    else:
+        ranks *= 2
+    twice = np.einsum("pb,pb->b", w_pos, ranks, dtype=np.float64)
+    total_pos = w_pos.sum(axis=0, dtype=np.float64)
+    total_neg = cumulative[-1].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((total_pos > 0) & (total_neg > 0), (twice / 2.0) / (total_pos * total_neg), np.nan)
+
+
+def numpy_columns(columns: Sequence[BinaryAUROC], w: np.ndarray, threads: int | None = None) -> np.ndarray:
     """AUROC (q, B) of the columns for integer case weights (n, B) on the CPU: BinaryAUROC's computation,
     in float32 where it is exact (_exact32), the sum over the positives in float64. Case-major: each
-    gather copies whole rows of draws and the cumulative sum adds rows."""
+    gather copies whole rows of draws and the cumulative sum adds rows. Columns are spread over
+    `threads` threads (default: the CPUs this process may use); numpy releases the GIL in these loops."""
     dtype = np.float32 if _exact32(w) else np.float64
     block = np.zeros((w.shape[0] + 1, w.shape[1]), dtype=dtype)  # a zero sentinel row last
     block[:-1] = w
     sentinel = np.array([w.shape[0]])
-    out = np.empty((len(columns), w.shape[1]))
-    for j, column in enumerate(columns):
-        # the sentinel first: the cumulative sum starts at 0, place k is the first k negatives' weight
-        cumulative = np.cumsum(block[np.concatenate([sentinel, column.negatives])], axis=0)
-        w_pos = block[column.positives]
-        ranks = cumulative[column.below]
-        if column.has_ties:
-            ranks += cumulative[column.below_or_tied]
-        else:
-            ranks *= 2
-        twice = np.einsum("pb,pb->b", w_pos, ranks, dtype=np.float64)
-        total_pos = w_pos.sum(axis=0, dtype=np.float64)
-        total_neg = cumulative[-1].astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[j] = np.where((total_pos > 0) & (total_neg > 0), (twice / 2.0) / (total_pos * total_neg), np.nan)
-    return out
+    threads = min(threads or _threads(), len(columns))
+    if threads <= 1:
+        rows = [_numpy_column(c, block, sentinel) for c in columns]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:
+            rows = list(pool.map(lambda c: _numpy_column(c, block, sentinel), columns))
+    return np.stack(rows) if rows else np.empty((0, w.shape[1]))
 
 
 def weight_block(w: np.ndarray, device):
