@@ -324,9 +324,10 @@ def case_bootstrap(
 ) -> CaseBootstrap:
     """Paired hierarchical bootstrap of the CRS (module docstring): config.n_boot draws from config.seed.
 
-    engine (default DEFAULT_ENGINE) "batched" computes every AUROC of a task for all draws at once (bootstrap_batched, on the GPU
-    when torch sees one); "reference" one prediction vector and one chunk of draws at a time. Both read
-    the same draws and give the same values (tests/test_bootstrap_batched.py)."""
+    engine (default DEFAULT_ENGINE): "batched" computes every AUROC of a task for all draws at once
+    (bootstrap_batched; on the GPU when there is one); "reference" one prediction vector and one chunk
+    of draws at a time. Both read the same draws and give the same values, bit for bit
+    (tests/test_bootstrap_batched.py)."""
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
     engine = engine or DEFAULT_ENGINE
