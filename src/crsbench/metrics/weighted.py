@@ -148,6 +148,12 @@ class WeightedMetrics:
 
     # ------------------------------------------------------------------ AUROC
 
+    @property
+    def auroc_columns(self) -> list[BinaryAUROC]:
+        """The rank statistics `auroc` reads: the positive column's for two classes, every class's otherwise
+        (averaged by _nanmean_rows)."""
+        return [self._auroc[1]] if self.binary else list(self._auroc)
+
     def auroc_per_class(self, weights: np.ndarray) -> np.ndarray:
         weights = case_major(weights)
         return np.stack([column(weights) for column in self._auroc], axis=-1)

@@ -128,6 +128,7 @@ class Predictions:
         self._files = PredictionFiles(root.parent)
         self._case_cache: dict[str, CaseSet] = {}
         self._memory: dict[str, np.ndarray] = {}
+        self._by_record: dict[str, str] | None = None  # record_key -> probability hash, built on first use
 
     @classmethod
     def in_memory(cls, index: pd.DataFrame, case_sets: dict[str, CaseSet], probabilities: dict[str, np.ndarray]):
@@ -142,19 +143,26 @@ class Predictions:
         return len(self.index)
 
     def probabilities(self, key: str) -> np.ndarray:
-        """float32 [n_cases, k] of a record (by record_key) or a probability hash."""
+        """float32 [n_cases, k] of a record (by record_key) or a probability hash.
+
+        A stored file is memory-mapped, read-only: only the pages a caller touches are read, and
+        nothing is held once the caller drops the array (at the published scale the files of one
+        results folder are about a GB; no reader loads them all)."""
         digest = key
         if digest in self._memory:
             return self._memory[digest]
-        rows = self.index.loc[self.index["record_key"] == key, "probs"]
-        if len(rows):
-            digest = rows.iloc[0]
+        if self._by_record is None:
+            self._by_record = dict(zip(self.index["record_key"], self.index["probs"]))
+        digest = self._by_record.get(key, key)
         if digest in self._memory:
             return self._memory[digest]
         path = self._files.probs_path(digest)
         if not path.exists():
             raise DataError(f"{path}: prediction file missing (record or hash {key!r})")
-        return np.load(path, allow_pickle=False)
+        try:
+            return np.load(path, mmap_mode="r", allow_pickle=False)
+        except ValueError as exc:  # not an .npy array file (truncated, or something else at that name)
+            raise DataError(f"{path}: not a readable prediction file ({exc})") from exc
 
     def case_set(self, test_set: str) -> CaseSet:
         if test_set not in self._case_cache:

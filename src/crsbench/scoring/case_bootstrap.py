@@ -25,6 +25,7 @@ import pandas as pd
 
 from crsbench.crs import axis_math
 from crsbench.scoring.axes import AxisScores, training_prior
+from crsbench.scoring.bootstrap_batched import draw_aurocs
 from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
@@ -35,6 +36,9 @@ from crsbench.metrics.weighted import WeightedMetrics, case_major
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
 INTERVAL_METHOD = "percentile"
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
+SHIFT_PREFIX = "shift:"  # precomputed AUROCs on the shift set, apart from the same hash on the test set
+ENGINES = ("batched", "reference")  # batched: every AUROC of a task for all draws at once (bootstrap_batched)
+DEFAULT_ENGINE = "batched"
 
 
 # --------------------------------------------------------------------------- the simultaneous tier
@@ -200,12 +204,16 @@ class _Vectors:
         self._metrics: dict[str, WeightedMetrics] = {}
         self._priors: dict[tuple[float, ...], WeightedMetrics] = {}
 
+    def build(self, digest: str) -> WeightedMetrics:
+        """The vector's WeightedMetrics, not kept."""
+        probs = self.stored.probabilities(digest).astype(np.float64)
+        if self.task_type != "multi_label":
+            probs /= probs.sum(axis=1, keepdims=True)  # float32 rounding: rows sum to 1 again
+        return WeightedMetrics(self.task_type, self.cases.labels, probs)
+
     def get(self, digest: str) -> WeightedMetrics:
         if digest not in self._metrics:
-            probs = self.stored.probabilities(digest).astype(np.float64)
-            if self.task_type != "multi_label":
-                probs /= probs.sum(axis=1, keepdims=True)  # float32 rounding: rows sum to 1 again
-            self._metrics[digest] = WeightedMetrics(self.task_type, self.cases.labels, probs)
+            self._metrics[digest] = self.build(digest)
         return self._metrics[digest]
 
     def prior(self, prevalence: tuple[float, ...]) -> WeightedMetrics:
@@ -223,15 +231,29 @@ def _grid(shape, mapping: dict, values: dict[str, np.ndarray], n: int) -> np.nda
     return out
 
 
+def task_digests(plan: TaskPlan) -> tuple[list[str], list[str]]:
+    """The probability hashes whose AUROC the task's axes read: on its test set, and on its shift set."""
+    test = list(plan.full.values())
+    if "label_efficiency" in plan.axes:
+        test += plan.curve.values()
+    if "robustness" in plan.axes:
+        test += plan.pert.values()
+    shift = [d for ds in plan.shift.values() for d in ds] if "robustness" in plan.axes else []
+    return list(dict.fromkeys(test)), list(dict.fromkeys(shift))
+
+
 def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights: np.ndarray,
                     shift_weights: np.ndarray | None, n_enc: int, n_seeds: int,
-                    vectors: dict[str, _Vectors]) -> np.ndarray:
-    """Axis values (B, E, S, A_task) of one task under case weights (B, n) (and shift weights)."""
+                    vectors: dict[str, _Vectors], precomputed: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Axis values (B, E, S, A_task) of one task under case weights (B, n) (and shift weights).
+
+    precomputed: AUROC (B,) per probability hash for these draws (draw_aurocs; shift-set ones keyed
+    SHIFT_PREFIX + hash), used in place of computing them here; the result is the same."""
     test = vectors.setdefault(plan.test_set, _Vectors(stored, plan.test_set, task_type))
     b = len(weights)
     weights = case_major(weights)  # once per chunk: every vector gathers rows of it
     shift_weights = case_major(shift_weights) if shift_weights is not None else None
-    auroc: dict[str, np.ndarray] = {}
+    auroc: dict[str, np.ndarray] = dict(precomputed or {})
 
     def aurocs(digests, vecs, w):
         for digest in set(digests):
@@ -263,7 +285,9 @@ def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights
                 shift_vectors = vectors.setdefault(plan.shift_set, _Vectors(stored, plan.shift_set, task_type))
                 shift_auroc = {}
                 for digest in {d for ds in plan.shift.values() for d in ds}:
-                    shift_auroc[digest] = shift_vectors.get(digest).auroc(shift_weights)
+                    shift_auroc[digest] = auroc.get(SHIFT_PREFIX + digest)
+                    if shift_auroc[digest] is None:
+                        shift_auroc[digest] = shift_vectors.get(digest).auroc(shift_weights)
                 shift = np.empty((b, n_enc, n_seeds))
                 for (e, s), digests in plan.shift.items():
                     shift[:, e, s] = np.mean([shift_auroc[d] for d in digests], axis=0)
@@ -296,11 +320,20 @@ class CaseBootstrap:
 
 
 def case_bootstrap(
-    records: pd.DataFrame, stored: Predictions, axis_scores: AxisScores, reference: str, config: CRSConfig
+    records: pd.DataFrame, stored: Predictions, axis_scores: AxisScores, reference: str, config: CRSConfig,
+    engine: str | None = None,
 ) -> CaseBootstrap:
-    """Paired hierarchical bootstrap of the CRS (module docstring): config.n_boot draws from config.seed."""
+    """Paired hierarchical bootstrap of the CRS (module docstring): config.n_boot draws from config.seed.
+
+    engine (default DEFAULT_ENGINE): "batched" computes every AUROC of a task for all draws at once
+    (bootstrap_batched; on the GPU when there is one); "reference" one prediction vector and one chunk
+    of draws at a time. Both read the same draws and give the same values, bit for bit
+    (tests/scoring/test_bootstrap_batched.py)."""
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
+    engine = engine or DEFAULT_ENGINE
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     records = Records.of(records)  # validated once; plan_tasks and the task types reuse it
     plans = plan_tasks(records, stored, axis_scores)
     encoders = list(axis_scores.encoders)
@@ -321,13 +354,17 @@ def case_bootstrap(
             shift_counts = np.vstack([np.ones(n_shift), cluster_counts(rng, n_shift, config.n_boot)])
         values = np.empty((n_draws, n_enc, len(plan.axes)))
         vectors: dict[str, _Vectors] = {}
+        precomputed: dict[str, np.ndarray] = {}
+        if engine == "batched":
+            precomputed = _batched_aurocs(plan, stored, task_types[plan.task], counts, codes,
+                                          shift_counts, shift_codes)
         chunk = max(1, MAX_CELLS // max(len(codes), 1))
         for start in range(0, n_draws, chunk):
             part = slice(start, start + chunk)
             cube = task_axis_draws(
                 plan, stored, task_types[plan.task], counts[part][:, codes],
                 shift_counts[part][:, shift_codes] if shift_counts is not None else None,
-                n_enc, n_seeds, vectors,
+                n_enc, n_seeds, vectors, {d: v[part] for d, v in precomputed.items()},
             )
             c = seed_counts[part]
             values[part] = np.einsum("bs,besa->bea", c, cube) / c.sum(axis=1)[:, None, None]
@@ -345,6 +382,20 @@ def case_bootstrap(
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
         np.full((config.n_boot, n_enc), np.nan)
     return CaseBootstrap(results, auroc, pd.DataFrame(rows))
+
+
+def _batched_aurocs(plan: TaskPlan, stored: Predictions, task_type: str, counts: np.ndarray, codes: np.ndarray,
+                    shift_counts: np.ndarray | None, shift_codes: np.ndarray | None) -> dict[str, np.ndarray]:
+    """AUROC (n_draws,) per probability hash the task reads, every draw at once. Rank statistics are built
+    per group of vectors and dropped (only the few clean 100% vectors stay cached, for the Brier)."""
+    test_digests, shift_digests = task_digests(plan)
+    test = _Vectors(stored, plan.test_set, task_type)
+    out = draw_aurocs(test.build, test_digests, counts, codes)
+    if shift_digests and shift_counts is not None:
+        shift = _Vectors(stored, plan.shift_set, task_type)
+        shifted = draw_aurocs(shift.build, shift_digests, shift_counts, shift_codes)
+        out.update({SHIFT_PREFIX + d: v for d, v in shifted.items()})
+    return out
 
 
 def _task_types(records: pd.DataFrame) -> dict[str, str]:
