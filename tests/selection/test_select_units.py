@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -343,10 +344,9 @@ class _Scored:
     def __init__(self, scores, tier, table, reference):
         self.scores, self.leading_tier, self.leading_tier_table, self.reference = scores, tier, table, reference
         self.axes_used = ("discrimination", "calibration", "label_efficiency", "robustness")
-        self.settings = {"anchors": {"discrimination": 0.5, "calibration": 0.0, "label_efficiency": 0.5,
-                                     "robustness": 0.5},
-                         "scales": {"discrimination": 0.5, "calibration": 1.0, "label_efficiency": 0.5,
-                                    "robustness": 0.5}}
+        self.settings = SimpleNamespace(
+            level=0.95, anchors={"discrimination": 0.5, "calibration": 0.0, "label_efficiency": 0.5, "robustness": 0.5},
+            scales={"discrimination": 0.5, "calibration": 1.0, "label_efficiency": 0.5, "robustness": 0.5})
 
 
 def _scores(rows, ece=None):

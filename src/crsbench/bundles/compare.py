@@ -6,7 +6,7 @@ fingerprints (the content of the images, labels and split files, and the split o
 cases (case ids, clusters and labels of each test set: the split assignment the paired bootstrap needs),
 the same seeds, label fractions and conditions, and the same `crs:` settings. Anything else is refused
 with one line naming the field; `allow` names fields to score anyway, each departure stated in every
-output (the notes, settings["departures"], the leaderboard).
+output (the notes, settings.departures, the leaderboard).
 
 Because the CRS of an encoder is fixed by its own axes and the reference's (docs/crs.md), merging the
 records of separately run encoders scores each exactly as one joint run would.
@@ -15,7 +15,7 @@ records of separately run encoders scores each exactly as one joint run would.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,9 @@ import pandas as pd
 from crsbench.bundles.content import Bundle
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
+
+if TYPE_CHECKING:  # annotations only: the renderers take the scored value
+    from crsbench.scoring.score import ScoreReport
 
 FIELDS = ("protocol", "solver", "tasks", "dataset", "split", "seeds", "fractions", "conditions", "crs")
 # departures that leave no common test set to pair cases on: intervals fall back to the seed-only bootstrap
@@ -224,7 +227,7 @@ def _merged_predictions(sources: list[Bundle], records: pd.DataFrame) -> Predict
 
 def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
     """The ScoreReport of a cohort (scoring.score_records), with the departures first among its notes and
-    in settings["departures"], and the sources in settings["sources"]."""
+    in settings.departures, and the sources in settings.sources."""
     from crsbench.crs.definition import CRSConfig
     from crsbench.scoring.score import score_records
 
@@ -238,11 +241,11 @@ def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
     sources = [{"source": b.source, "bundle_id": b.bundle_id, "records": int(len(b.records)),
                 "encoders": sorted(b.records["encoder"].astype(str).unique())} for b in cohort.sources]
     report = replace(report, notes=tuple(cohort.departures) + tuple(cohort.notes) + tuple(report.notes),
-                     settings={**report.settings, "departures": list(cohort.departures), "sources": sources})
+                     settings=report.settings.with_sources(cohort.departures, sources))
     return with_departure_column(report, cohort.departures)
 
 
-def with_departure_column(report, departures: Sequence[str]):
+def with_departure_column(report: ScoreReport, departures: Sequence[str]):
     """Every table with a `departures` column when the comparison departed from like for like, so that no
     score file read alone hides it (as the `view` column marks a partial view)."""
     if not departures:

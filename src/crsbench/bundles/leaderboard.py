@@ -13,6 +13,8 @@ User strings reach the page only through the autoescaping template; the report's
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,9 @@ from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
 from crsbench.core.printable import printable
 from crsbench.report.terminal import AXIS_HEADERS, fmt
+
+if TYPE_CHECKING:  # annotations only: the renderers take the scored value
+    from crsbench.scoring.score import ScoreReport
 
 UNKNOWN = "unknown"
 
@@ -107,16 +112,16 @@ def _rows(frame: pd.DataFrame, facts: dict[str, EncoderFacts], keep: set[str]) -
     return rows
 
 
-def _scopes(report, facts, keep) -> list[dict]:
+def _scopes(report: ScoreReport, facts, keep) -> list[dict]:
     scopes = []
-    for task in report.settings.get("tasks", []):
+    for task in report.settings.tasks:
         frame = report.scores_by_task[report.scores_by_task["task"] == task].set_index("encoder")
         scopes.append({"title": f"Task {task}", "rows": _rows(frame, facts, keep)})
     scopes.append({"title": "Across tasks", "rows": _rows(report.scores, facts, keep)})
     return scopes
 
 
-def context(report, cohort: Cohort) -> dict:
+def context(report: ScoreReport, cohort: Cohort) -> dict:
     """Everything the page shows, as plain values."""
     facts = _facts(cohort)
     encoders = [str(e) for e in report.scores.index]
@@ -132,19 +137,19 @@ def context(report, cohort: Cohort) -> dict:
                           "scopes": _scopes(report, facts, keep)})
     everyone = {"anchor": "all", "title": "All encoders", "count": len(encoders),
                 "scopes": _scopes(report, facts, set(encoders))}
-    level = float(report.settings.get("level", 0.95))
+    level = report.settings.level
     return {
         "title": "CRS-Bench leaderboard",
         "axis_headers": [AXIS_HEADERS[a] for a in AXES],
         "level": f"{level:.0%}",
         "views": views, "everyone": everyone, "filters": filters,
         "reference": report.reference, "interval": report.interval_label or "no bootstrap",
-        "n_boot": report.settings.get("n_boot", "-"),
-        "departures": list(report.settings.get("departures", [])),
-        "notes": [n for n in report.notes if n not in report.settings.get("departures", [])],
-        "sources": report.settings.get("sources", []),
+        "n_boot": report.settings.n_boot,
+        "departures": list(report.settings.departures),
+        "notes": [n for n in report.notes if n not in report.settings.departures],
+        "sources": list(report.settings.sources),
         "provenance": [facts[e] for e in encoders if e in facts],
-        "tasks": list(report.settings.get("tasks", [])),
+        "tasks": list(report.settings.tasks),
     }
 
 
@@ -159,11 +164,11 @@ def _environment():
     )
 
 
-def render(report, cohort: Cohort) -> str:
+def render(report: ScoreReport, cohort: Cohort) -> str:
     return _environment().get_template("leaderboard.html.j2").render(**context(report, cohort))
 
 
-def write_leaderboard(report, cohort: Cohort, out_dir: str | Path) -> Path:
+def write_leaderboard(report: ScoreReport, cohort: Cohort, out_dir: str | Path) -> Path:
     """Write OUT/index.html; returns its path."""
     from crsbench.core.atomic import atomic_write
 

@@ -5,12 +5,15 @@ and local results together where they are comparable, and write the static leade
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
+
+if TYPE_CHECKING:  # annotations only: the renderers take the scored value
+    from crsbench.scoring.score import ScoreReport
 
 SOURCES = typer.Argument(..., help="Bundle files (.crsb) and results folders.")
 ALLOW = typer.Option(None, "--allow", help="Score despite this field differing, stating it in every output "
@@ -33,8 +36,8 @@ def bundle(
     out.result(f"wrote {path} ({path.stat().st_size / 1024:.1f} KiB), bundle id {identity}")
 
 
-def _departure_lines(out: Output, scored) -> None:
-    for line in scored.settings.get("departures", []):
+def _departure_lines(out: Output, scored: ScoreReport) -> None:
+    for line in scored.settings.departures:
         out.result(line)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -24,6 +24,9 @@ from crsbench.cli.errors import fail, handled
 from crsbench.cli.select import select
 from crsbench.errors import DataError
 from crsbench.core.modalities import ALIASES, DEFAULT_MODALITY, MODALITIES, canonical_modality
+
+if TYPE_CHECKING:  # annotations only: the renderers take the scored value
+    from crsbench.scoring.score import ScoreReport
 
 app = typer.Typer(
     name="crsbench",
@@ -95,7 +98,7 @@ def _score(out: Output, results_dir: Path, reference: Optional[str], n_boot: int
     return scored, next(iter(written.values())).parent, time.perf_counter() - started
 
 
-def _render_scores(out: Output, scored, folder: Path, seconds: float) -> None:
+def _render_scores(out: Output, scored: ScoreReport, folder: Path, seconds: float) -> None:
     from crsbench import report
     from crsbench.report.terminal import leading_tier_line
 
@@ -108,7 +111,7 @@ def _render_scores(out: Output, scored, folder: Path, seconds: float) -> None:
     out.result(f"scores written to {folder} (CSV, Parquet, JSON) in {seconds:.1f} s")
 
 
-def _write_report(out: Output, results_dir: Path, report_dir: Optional[Path] = None, scored=None,
+def _write_report(out: Output, results_dir: Path, report_dir: Optional[Path] = None, scored: ScoreReport | None = None,
                   suite_hash: Optional[str] = None, partial: bool = False):
     from crsbench import api
 

@@ -3,15 +3,18 @@ baseline the encoders did not beat, axes resting on too little, small classes, t
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from crsbench.scoring.axis_evidence import MIN_CASES_PER_CLASS, class_name
+
+if TYPE_CHECKING:  # annotations only: the renderers take the scored value
+    from crsbench.scoring.score import ScoreReport
 
 AXIS_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill", "label_efficiency": "label efficiency",
               "robustness": "robustness"}
 
 
-def floor_encoders(report) -> set[str]:
+def floor_encoders(report: ScoreReport) -> set[str]:
     """The training-free floor baselines among the scored encoders: those the suite marks, and registry
     entries of the baseline group (raw pixels, colour-texture), which `select` lists like any other."""
     marked = set(map(str, getattr(report, "baselines", ()) or ()))
@@ -28,7 +31,7 @@ def floor_encoders(report) -> set[str]:
     return marked
 
 
-def floor_sentences(report, scope: str = "") -> list[str]:
+def floor_sentences(report: ScoreReport, scope: str = "") -> list[str]:
     """A training-free floor baseline first or in the leading tier, in plain words."""
     baselines = floor_encoders(report)
     if not baselines:
@@ -65,7 +68,7 @@ def thin_sentences(thin: Mapping[str, str]) -> list[str]:
     return out
 
 
-def small_class_sentences(report, class_names=None) -> list[str]:
+def small_class_sentences(report: ScoreReport, class_names=None) -> list[str]:
     """Classes with fewer test or shift cases than the minimum, by name."""
     counts = getattr(report, "class_counts", None)
     if counts is None or counts.empty:
@@ -80,7 +83,7 @@ def small_class_sentences(report, class_names=None) -> list[str]:
             "calibration rest on a handful of cases, so a verdict on them is weak."]
 
 
-def tier_against_p_rank1(report) -> list[str]:
+def tier_against_p_rank1(report: ScoreReport) -> list[str]:
     """Where an encoder outside the leading tier is first in more bootstrap draws than one inside it."""
     scores = report.scores
     if "p_rank1" not in scores or "in_leading_tier" not in scores:

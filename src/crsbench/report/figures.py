@@ -447,7 +447,7 @@ class PlannedFigure:
 
 
 def _seeds(data: ReportData) -> str:
-    n = int(data.report.settings.get("n_seeds", 0) or 0)
+    n = data.report.settings.n_seeds
     return f"{n} seed{'s' if n != 1 else ''}"
 
 
@@ -487,14 +487,14 @@ def caption_reliability(data: ReportData, task: str) -> str:
 
 def caption_rank_distribution(data: ReportData, task=None) -> str:
     report = data.report
-    return (f"P(rank = k) over {int(report.settings.get('n_boot', 0))} draws of the "
+    return (f"P(rank = k) over {report.settings.n_boot} draws of the "
             f"{report.interval_label or 'bootstrap'}; \u2605 marks the leading tier.")
 
 
 def caption_forest(data: ReportData, task=None) -> str:
     report = data.report
     ran = len(getattr(report, "axis_intervals", ())) > 0
-    level = f"{float(report.settings.get('level', 0.95)):.0%}"
+    level = f"{report.settings.level:.0%}"
     bars = (f"bars: the {level} paired case-level interval of the difference (both encoders on the same "
             "bootstrap draws)" if ran else "no per-axis interval: the paired case bootstrap did not run")
     return (f"Cross-task value of each axis and the CRS per encoder, minus the reference's ({report.reference}); "

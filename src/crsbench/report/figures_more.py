@@ -21,13 +21,14 @@ from crsbench.report.figures import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, la
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.report.page import ReportData
+    from crsbench.scoring.score import ScoreReport
 
 
 def _figure(height: float, width: float = COLUMN_WIDTH) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def forest_table(report) -> pd.DataFrame:
+def forest_table(report: ScoreReport) -> pd.DataFrame:
     """Per encoder and axis (and the CRS): its cross-task difference to the reference with the paired
     case-level interval where the paired bootstrap ran (the same draws for both, so what they share cancels).
     Without it, the point difference alone."""
@@ -84,13 +85,13 @@ def forest(data: ReportData) -> Drawn:
     return fig
 
 
-def task_matrix(report) -> pd.DataFrame:
+def task_matrix(report: ScoreReport) -> pd.DataFrame:
     """CRS per (encoder, task): encoders best first, tasks in order."""
     frame = report.scores_by_task
     if frame.empty:
         return pd.DataFrame()
     matrix = frame.pivot_table(index="encoder", columns="task", values="crs", aggfunc="first")
-    tasks = [t for t in report.settings.get("tasks", []) if t in matrix.columns]
+    tasks = [t for t in report.settings.tasks if t in matrix.columns]
     return matrix.reindex(index=[e for e in report.scores.index if e in matrix.index], columns=tasks)
 
 

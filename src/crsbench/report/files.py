@@ -105,7 +105,7 @@ def write_score_report(report: ScoreReport, out_dir: str | Path) -> dict[str, Pa
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
-    partial = bool((report.settings.get("grid") or {}).get("partial_view"))
+    partial = bool(report.settings.partial_view)
     for stem, table in report.tables().items():
         flat = _flat(table)
         if partial:  # every file of a partial view says so, not only summary.json

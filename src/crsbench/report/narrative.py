@@ -47,7 +47,7 @@ def summary_sentences(report: ScoreReport, weakest: dict[str, str], worst: dict[
     scores = report.scores
     if scores.empty:
         return ["No encoder could be scored."]
-    level = float(report.settings.get("level", 0.95))
+    level = report.settings.level
     top, row = str(scores.index[0]), scores.iloc[0]
     baselines = set(map(str, report.baselines))
     roles = {report.reference: "the reference: CRS 0 by definition"} | {b: "a floor baseline" for b in baselines}
@@ -105,14 +105,14 @@ def axis_contributions(report: ScoreReport, first: str, second: str, scores: pd.
     to the CRS difference of that scope. Axes the scope lacks are left out, as its CRS leaves them."""
     scores = report.scores if scores is None else scores
     settings = report.settings
-    weights = settings.get("axis_weights") or {}
+    weights = settings.axis_weights
     if first not in scores.index or second not in scores.index:
         return pd.Series(dtype=float)
     pair = scores.loc[[first, second]]
     axes = [a for a in weights if a in pair.columns and pd.to_numeric(pair[a], errors="coerce").notna().all()]
     if not axes:
         return pd.Series(dtype=float)
-    config = CRSConfig(anchors=settings.get("anchors"), scales=settings.get("scales"),
+    config = CRSConfig(anchors=settings.anchors, scales=settings.scales,
                        axis_weights={a: weights[a] for a in axes}, n_boot=0, n_weight_draws=0)
     batch = crs_batch(pair[axes].to_numpy(dtype=float), 1, config, axes)
     return pd.Series(batch.contribution[0], index=axes, dtype=float)
@@ -135,7 +135,7 @@ def task_sentences(report: ScoreReport) -> list[str]:
     """Per task, what puts its first encoder ahead of its second."""
     out = []
     frame = report.scores_by_task
-    for task in report.settings.get("tasks", []):
+    for task in report.settings.tasks:
         rows = frame[frame["task"] == task].set_index("encoder").sort_values("crs", ascending=False)
         if len(rows) < 2:
             continue
@@ -154,14 +154,14 @@ def task_sentences(report: ScoreReport) -> list[str]:
     return out
 
 
-def _why_top(ranked: pd.DataFrame, top: str, report=None) -> str:
+def _why_top(ranked: pd.DataFrame, top: str, report: ScoreReport | None = None) -> str:
     if report is None or len(ranked) < 2:
         return ""
     return deciding_sentence(report, top, str(ranked.index[1]))
 
 
 def _challengers(ranked: pd.DataFrame, top: str, weakest: dict[str, str], worst: dict[str, WorstCondition],
-                 report=None) -> list[str]:
+                 report: ScoreReport | None = None) -> list[str]:
     """Encoders with a higher AUROC than the top-CRS encoder, and what they lose."""
     if "discrimination" not in ranked or pd.isna(ranked.loc[top, "discrimination"]):
         return []

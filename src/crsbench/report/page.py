@@ -64,7 +64,7 @@ class ReportData:
 
     @cached_property
     def tasks(self) -> list[str]:
-        return [str(t) for t in self.report.settings.get("tasks", [])] or self.provenance.tasks
+        return [str(t) for t in self.report.settings.tasks] or self.provenance.tasks
 
     @cached_property
     def palette(self) -> figures.Palette:

@@ -58,12 +58,12 @@ def _score_rows(frame: pd.DataFrame) -> tuple[list[list[str]], list[bool]]:
 
 def score_tables(report: ScoreReport) -> list[Table]:
     """Per task first, then the cross-task summary (docs/crs.md: per-task scores come first)."""
-    level = float(report.settings.get("level", 0.95))
+    level = report.settings.level
     headers = ["encoder", *(AXIS_HEADERS[a] for a in AXES), *(c.replace("_", " ") for c in COMPONENTS), "CRS", f"{level:.0%} interval", "P(#1)",
                "leading tier"]
     caption = f"reference: {report.reference}; interval, P(#1), tier: {report.interval_label or 'no bootstrap'}"
     tables = []
-    for task in report.settings.get("tasks", []):
+    for task in report.settings.tasks:
         frame = report.scores_by_task[report.scores_by_task["task"] == task].set_index("encoder")
         rows, emphasis = _score_rows(frame)
         tables.append(Table(f"Task {task}", headers, rows, caption, emphasis))
@@ -95,7 +95,7 @@ def rank_table(report: ScoreReport) -> Table:
                  [bool(r) for r in shift["reversed"]])
 
 
-def _case_interval(report, task: str, encoder: str, axis: str) -> str:
+def _case_interval(report: ScoreReport, task: str, encoder: str, axis: str) -> str:
     """The axis's case-level interval on one task, from the paired bootstrap (empty when it did not run)."""
     table = getattr(report, "axis_intervals", None) if report is not None else None
     if table is None or table.empty:
@@ -133,7 +133,7 @@ def metrics_table(records: pd.DataFrame, report: ScoreReport | None = None) -> T
             cells.append(fmt(value) + _case_interval(report, task, encoder, "calibration"))
         rows.append(cells)
     headers = ["task", "encoder", "seeds", *(METRIC_HEADERS[m] for m in metrics)] + (["Brier skill"] if skill is not None else [])
-    level = float(report.settings.get("level", 0.95)) if report is not None else 0.95
+    level = report.settings.level if report is not None else 0.95
     ran = bool(report is not None and getattr(report, "axis_intervals", pd.DataFrame()).shape[0])
     caption = ("seed means; " + (f"AUROC and Brier skill with their {level:.0%} case-level interval "
                                   f"({report.interval_label})" if ran else
@@ -149,7 +149,7 @@ def dataset_table(report: ScoreReport) -> Table:
     counts = getattr(report, "class_counts", pd.DataFrame())
     axes = getattr(report, "axis_evidence", pd.DataFrame())
     rows = []
-    for task in report.settings.get("tasks", []):
+    for task in report.settings.tasks:
         sets = counts[counts["task"] == task] if len(counts) else counts
         ev = axes[(axes["task"] == task) & (axes["axis"] == "robustness")] if len(axes) else axes
         run = ""

@@ -7,7 +7,7 @@ import dataclasses
 import math
 import textwrap
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -16,9 +16,12 @@ from rich.table import Table
 from rich.text import Text
 
 from crsbench.scoring.axes import AXES
-from crsbench.crs.definition import COMPONENTS, DEFAULT_LEVEL
+from crsbench.crs.definition import COMPONENTS
 from crsbench.core.printable import printable
 from crsbench.results.records import clean_full_label
+
+if TYPE_CHECKING:  # annotations only: the renderers take the scored value
+    from crsbench.scoring.score import ScoreReport
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -101,18 +104,18 @@ BESIDE_HEADERS: dict[str, str] = {
 }
 
 
-def _axis_header(report, axis: str) -> str:
+def _axis_header(report: ScoreReport, axis: str) -> str:
     """An axis covering fewer tasks than the others carries its task count wherever it is shown."""
     partial = getattr(report, "axes_partial", {}) or {}
-    n_tasks = len(report.settings.get("tasks", []))
+    n_tasks = len(report.settings.tasks)
     return f"{AXIS_HEADERS[axis]} ({partial[axis]}/{n_tasks} tasks)" if axis in partial else AXIS_HEADERS[axis]
 
 
-def constants_line(report) -> str:
+def constants_line(report: ScoreReport) -> str:
     """The constants, printed with every score."""
     settings = report.settings
-    anchors, scales = settings.get("anchors", {}), settings.get("scales", {})
-    weights = settings.get("axis_weights", {})
+    anchors, scales = settings.anchors, settings.scales
+    weights = settings.axis_weights
     pairs = ", ".join(f"{AXIS_HEADERS.get(a, a)} ({anchors[a]:g} + {scales[a]:g} u, w={weights.get(a, float('nan')):.2f})"
                       for a in anchors)
     return (f"skill u = (value - no-value level) / span to perfect: {pairs}; "
@@ -137,9 +140,9 @@ def _name_cell(encoder, row) -> Text:
     return Text(f"{printable(encoder)}{marks}")
 
 
-def partial_prefix(report) -> str:
+def partial_prefix(report: ScoreReport) -> str:
     """A partial view (an incomplete grid the user asked to see) says so everywhere it is shown."""
-    return "PARTIAL VIEW - " if (report.settings.get("grid") or {}).get("partial_view") else ""
+    return "PARTIAL VIEW - " if report.settings.partial_view else ""
 
 
 @dataclass(frozen=True)
@@ -151,11 +154,11 @@ class _Column:
     verdict: bool = False  # CRS, interval, P(#1), tier: a block shows these first
 
 
-def _score_columns(report, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> list[_Column]:
+def _score_columns(report: ScoreReport, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> list[_Column]:
     """Every column of a score table, the encoder first: one list that the wide table, its stacked-header
     form and the narrow blocks all show."""
     rows = list(frame.iterrows())
-    level = report.settings.get("level", DEFAULT_LEVEL)
+    level = report.settings.level
 
     def column(header: str, justify: str, cell) -> _Column:
         return _Column(header, justify, tuple(cell(encoder, row) for encoder, row in rows))
@@ -185,7 +188,7 @@ def _score_columns(report, frame: pd.DataFrame, beside: tuple[str, ...], ranks: 
     return columns
 
 
-def _score_caption(report, frame: pd.DataFrame, beside: tuple[str, ...]) -> str:
+def _score_caption(report: ScoreReport, frame: pd.DataFrame, beside: tuple[str, ...]) -> str:
     caption = [constants_line(report)]
     if "ece_temperature_scaled" in beside:
         caption.append("ECE (T): after a temperature fitted on validation log-loss (not scored)")
@@ -294,28 +297,28 @@ def _blocks(console, options, title: Text | None, columns: list[_Column], captio
     yield Text("")
 
 
-def _score_table(report, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> FittedTable:
+def _score_table(report: ScoreReport, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> FittedTable:
     return FittedTable(Text(partial_prefix(report) + title), _score_columns(report, frame, beside, ranks),
                        Text(_score_caption(report, frame, beside)))
 
 
-def _task_rows(report):
+def _task_rows(report: ScoreReport):
     """(task, its rows by encoder, the values shown beside the axes) for every task, in the suite's order."""
     frame = report.scores_by_task
-    for task in report.settings.get("tasks", []):
+    for task in report.settings.tasks:
         rows = frame[frame["task"] == task].set_index("encoder")
         # a value this task does not have (QWK outside ordinal tasks, ECE (T) in older records) is left out
         beside = tuple(c for c in BESIDE_HEADERS if c in rows and pd.to_numeric(rows[c], errors="coerce").notna().any())
         yield task, rows, beside
 
 
-def task_tables(report) -> list[Table]:
+def task_tables(report: ScoreReport) -> list[Table]:
     """One table per task (axes, the values beside them, skill, CRS, interval, tier): shown first."""
     return [_score_table(report, f"Task {task}: CRS (reference: {report.reference})", rows, beside, ranks=False)
             for task, rows, beside in _task_rows(report)]
 
 
-def scores_table(report) -> Table:
+def scores_table(report: ScoreReport) -> Table:
     """The cross-task summary, best CRS first; missing axes show '-' and are named in the caption."""
     table = _score_table(report, f"Across tasks: Clinical Reliability Score (reference: {report.reference})",
                          report.scores, ("ece",), ranks=True)
@@ -334,14 +337,14 @@ def _with_interval(agreement, name: str, digits: int = 2) -> str:
     return value if low is None or pd.isna(low) else f"{value} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def leading_tier_line(report) -> Text:
+def leading_tier_line(report: ScoreReport) -> Text:
     """The verdict across tasks, in one line: what `crsbench -q score` prints."""
     tier = ", ".join(report.leading_tier) or "- (no bootstrap)"
     label = f" ({report.interval_label})" if report.interval_label else ""
     return Text(f"{partial_prefix(report)}Leading tier across tasks{label}: {tier}")
 
 
-def score_lines(report, with_tier: bool = True) -> list[Text]:
+def score_lines(report: ScoreReport, with_tier: bool = True) -> list[Text]:
     """The prose under the scores table: rank agreement, reversed pairs, sensitivity, notes, and (unless
     `with_tier` is False, for a caller that prints it itself) the leading tier last."""
     lines = []
@@ -433,7 +436,7 @@ def _encoder_rows(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict]:
     return rows
 
 
-def scores_data(report) -> dict:
+def scores_data(report: ScoreReport) -> dict:
     """What the score tables and the lines under them show, as values (unrounded)."""
     agreement = report.rank_agreement.iloc[0].to_dict() if len(report.rank_agreement) else None
     tasks = [{"task": str(task), "leading_tier": list((report.leading_tier_by_task or {}).get(task, ())),
@@ -443,7 +446,7 @@ def scores_data(report) -> dict:
         "schema": SCORES_SCHEMA,
         "reference": report.reference,
         "partial_view": bool(partial_prefix(report)),
-        "interval": {"level": report.settings.get("level", DEFAULT_LEVEL), "label": report.interval_label},
+        "interval": {"level": report.settings.level, "label": report.interval_label},
         "axes_used": list(report.axes_used),
         "axes_missing": dict(report.axes_missing),
         "axes_partial": dict(getattr(report, "axes_partial", {}) or {}),

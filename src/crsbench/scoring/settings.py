@@ -35,6 +35,9 @@ class ScoreSettings(Mapping):
     resample: str
     calibration_axis: str
     grid: dict[str, Any] | None = None  # the results view the scores rest on (coverage.GridStatus.as_dict)
+    # a comparison of bundles: how it departed from like for like, and the bundles it merged
+    departures: tuple[str, ...] = ()
+    sources: tuple[dict[str, Any], ...] = ()
 
     @property
     def partial_view(self) -> bool:
@@ -43,7 +46,11 @@ class ScoreSettings(Mapping):
     def with_grid(self, grid: dict[str, Any]) -> "ScoreSettings":
         return dataclasses.replace(self, grid=dict(grid))
 
-    # the mapping view: JSON-ready values (tuples as lists); `grid` only once a view is attached
+    def with_sources(self, departures, sources) -> "ScoreSettings":
+        return dataclasses.replace(self, departures=tuple(departures), sources=tuple(dict(s) for s in sources))
+
+    # the mapping view: JSON-ready values (tuples as lists); `grid` only once a view is attached,
+    # `departures` and `sources` only for a comparison of bundles, so a plain score's summary keeps its keys
     def __getitem__(self, key: str) -> Any:
         if key not in self._keys():
             raise KeyError(key)
@@ -57,4 +64,6 @@ class ScoreSettings(Mapping):
         return len(self._keys())
 
     def _keys(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(self) if f.name != "grid" or self.grid is not None)
+        compared = bool(self.sources or self.departures)  # a comparison always says what it departed from
+        optional = {"grid": self.grid is not None, "departures": compared, "sources": compared}
+        return tuple(f.name for f in dataclasses.fields(self) if optional.get(f.name, True))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,9 @@ from scipy.stats import norm
 from crsbench.scoring.axis_evidence import thin_axes
 from crsbench.report.claims import (  # noqa: F401 (the advice's sentences, shared with the report)
     AXIS_WORDS, floor_encoders, floor_sentences, small_class_sentences, thin_sentences, tier_against_p_rank1)
+
+if TYPE_CHECKING:  # annotations only: the advice reads the scored value
+    from crsbench.scoring.score import ScoreReport
 
 # what a label-efficiency or robustness value is, for the sentence that compares them
 AXIS_MEANING = {
@@ -111,7 +114,7 @@ def units_needed(diff: float, se: float, q: float, n_test: int, power: float = S
     return n_test * (se * (q + float(norm.ppf(power))) / diff) ** 2
 
 
-def separation_table(report, evidence: Evidence, power: float = SEPARATION_POWER) -> pd.DataFrame:
+def separation_table(report: ScoreReport, evidence: Evidence, power: float = SEPARATION_POWER) -> pd.DataFrame:
     """Per encoder of the leading tier other than the top: what separating it from the top would take,
     derived from the tier's own bound (module docstring). n_half: units at which the bound touches 0 on a
     test set like this one; n_power: units for `power`; seeds_power: seeds instead, on this test set (NaN
@@ -121,7 +124,7 @@ def separation_table(report, evidence: Evidence, power: float = SEPARATION_POWER
     rows = []
     if table is None or table.empty or not {"diff", "diff_low"} <= set(table.columns) or len(tier) < 2:
         return pd.DataFrame(columns=list(SEPARATION_COLUMNS))
-    ses = standard_errors(table, float(report.settings.get("level", 0.95))) or {}
+    ses = standard_errors(table, report.settings.level) or {}
     top = str(report.scores.index[0])
     for encoder in tier:
         if encoder == top or encoder not in table.index:
@@ -170,7 +173,7 @@ def separation_sentence(top: str, other: str, row, evidence: Evidence) -> str:
     return text + f", or about {int(seeds)} seeds instead of {evidence.n_seeds} on the same test set."
 
 
-def recommendation(report, evidence: Evidence) -> list[str]:
+def recommendation(report: ScoreReport, evidence: Evidence) -> list[str]:
     """Sentences in reading order: the choice and why, what higher-AUROC alternatives lose, a floor
     baseline the encoders did not beat, axes resting on too little, the tier against P(#1), and when the
     data cannot separate the leading encoders, what would."""
@@ -182,7 +185,7 @@ def recommendation(report, evidence: Evidence) -> list[str]:
         return [f"{scores.index[0]} has the highest CRS ({float(scores.iloc[0]['crs']):.2f}); no bootstrap was run, "
                 "so there is no leading tier to recommend from."]
     axes = [a for a in report.axes_used if a in scores]
-    scaled = _scaled(scores, axes, report.settings.get("anchors") or {}, report.settings.get("scales") or {})
+    scaled = _scaled(scores, axes, report.settings.anchors, report.settings.scales)
     top = str(scores.index[0])
     row = scores.loc[top]
     thin = thin_axes(getattr(report, "axis_evidence", None))
@@ -206,7 +209,7 @@ def recommendation(report, evidence: Evidence) -> list[str]:
     return [s for s in sentences if s]
 
 
-def _how_separated(top: str, scores: pd.DataFrame, report, evidence: Evidence) -> list[str]:
+def _how_separated(top: str, scores: pd.DataFrame, report: ScoreReport, evidence: Evidence) -> list[str]:
     """How firmly a lone leader is ahead of the runner-up: the tier's one-sided simultaneous bound on the
     CRS difference, and, on a small test set, the tier's measured coverage there. The share of bootstrap
     draws in which it stays ahead is not quoted: draws of a difference are pulled towards 0, and a tier
@@ -229,14 +232,14 @@ def _how_separated(top: str, scores: pd.DataFrame, report, evidence: Evidence) -
     return sentences
 
 
-def _crs_words(encoder: str, row, report) -> str:
+def _crs_words(encoder: str, row, report: ScoreReport) -> str:
     if encoder == report.reference:
         return "CRS 0, the reference"
     interval = "" if pd.isna(row.get("ci_low", math.nan)) else f", interval [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
     return f"CRS {float(row['crs']):+.2f} against {report.reference}{interval}"
 
 
-def robustness_meaning(report) -> str:
+def robustness_meaning(report: ScoreReport) -> str:
     """What the robustness value is on this cohort: perturbations, a shift set, or both (from what ran)."""
     table = getattr(report, "axis_evidence", None)
     if table is None or table.empty:
@@ -299,7 +302,7 @@ def _higher_auroc(top: str, scores: pd.DataFrame, scaled: pd.DataFrame, axes) ->
     return out
 
 
-def _what_would_separate(top: str, tier: list[str], report, evidence: Evidence) -> list[str]:
+def _what_would_separate(top: str, tier: list[str], report: ScoreReport, evidence: Evidence) -> list[str]:
     table = separation_table(report, evidence)
     out = [separation_sentence(top, e, table.loc[e], evidence) for e in tier if e != top and e in table.index]
     costs = evidence.seconds_per_image or {}
