@@ -24,6 +24,7 @@ import pandas as pd
 from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
 from crsbench.core.printable import printable
+from crsbench.report.tables import interval_cell, tier_cell
 from crsbench.report.terminal import AXIS_HEADERS, fmt
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
@@ -84,18 +85,6 @@ def _slug(text: str, taken: set[str]) -> str:
     return slug
 
 
-def _interval(row) -> str:
-    if bool(row.get("is_reference", False)):
-        return "reference"
-    return "-" if pd.isna(row["ci_low"]) else f"[{fmt(row['ci_low'], 1)}, {fmt(row['ci_high'], 1)}]"
-
-
-def _tier(value) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
-        return "-"
-    return "yes" if bool(value) else ""
-
-
 def _rows(frame: pd.DataFrame, facts: dict[str, EncoderFacts], keep: set[str]) -> list[dict]:
     rows = []
     for encoder, row in frame.iterrows():
@@ -106,8 +95,8 @@ def _rows(frame: pd.DataFrame, facts: dict[str, EncoderFacts], keep: set[str]) -
             "rank": "-" if pd.isna(row.get("crs_rank")) else int(row["crs_rank"]),
             "encoder": f"{encoder} (baseline)" if bool(row.get("baseline", False)) else str(encoder),
             "specialty": fact.specialty if fact else UNKNOWN, "licence": fact.licence_key if fact else UNKNOWN,
-            "axes": [fmt(row.get(a)) for a in AXES], "crs": fmt(row["crs"], 1), "interval": _interval(row),
-            "tier": _tier(row["in_leading_tier"]), "leading": _tier(row["in_leading_tier"]) == "yes",
+            "axes": [fmt(row.get(a)) for a in AXES], "crs": fmt(row["crs"], 1), "interval": interval_cell(row),
+            "tier": tier_cell(row["in_leading_tier"]), "leading": tier_cell(row["in_leading_tier"]) == "yes",
         })
     return rows
 

@@ -11,6 +11,7 @@ import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
+from crsbench.cli.show import show_scores
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score import ScoreReport
@@ -50,18 +51,12 @@ def compare(
 ) -> None:
     """Score bundles and results folders as one cohort, refusing sources that are not comparable."""
     from crsbench import api, report
-    from crsbench.report.terminal import leading_tier_line
 
     out = Output()
     with out.progress().task(f"compare ({n_boot} bootstrap draws)", total=None):
         scored = api.compare(sources, reference=reference, allow=tuple(allow or ()), n_boot=n_boot)
     _departure_lines(out, scored)
-    for table in report.task_tables(scored):
-        out.show(table)
-    out.show(report.scores_table(scored))
-    for line in report.score_lines(scored, with_tier=False):
-        out.show(line)
-    out.result(leading_tier_line(scored))
+    show_scores(out, scored)
     if out_dir is not None:
         written = report.write_score_report(scored, out_dir)
         out.result(f"scores written to {next(iter(written.values())).parent} (CSV, Parquet, JSON)")

@@ -22,6 +22,7 @@ from crsbench.cli.datasets import datasets_app
 from crsbench.cli.encoders import encoders_app
 from crsbench.cli.errors import fail, handled
 from crsbench.cli.select import select
+from crsbench.cli.show import show_scores
 from crsbench.errors import DataError
 from crsbench.core.modalities import ALIASES, DEFAULT_MODALITY, MODALITIES, canonical_modality
 
@@ -99,15 +100,7 @@ def _score(out: Output, results_dir: Path, reference: Optional[str], n_boot: int
 
 
 def _render_scores(out: Output, scored: ScoreReport, folder: Path, seconds: float) -> None:
-    from crsbench import report
-    from crsbench.report.terminal import leading_tier_line
-
-    for table in report.task_tables(scored):
-        out.show(table)
-    out.show(report.scores_table(scored))
-    for line in report.score_lines(scored, with_tier=False):
-        out.show(line)
-    out.result(leading_tier_line(scored))
+    show_scores(out, scored)
     out.result(f"scores written to {folder} (CSV, Parquet, JSON) in {seconds:.1f} s")
 
 

@@ -30,13 +30,14 @@ class Table:
     text_columns: int = 1  # leading columns of names, aligned left
 
 
-def _interval(row) -> str:
+def interval_cell(row) -> str:
+    """A score row's interval as shown in every table (the leaderboard's too)."""
     if bool(row.get("is_reference", False)):
         return "reference"
     return "-" if pd.isna(row["ci_low"]) else f"[{fmt(row['ci_low'], 1)}, {fmt(row['ci_high'], 1)}]"
 
 
-def _tier(value) -> str:
+def tier_cell(value) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
         return "-"
     return "yes" if bool(value) else ""
@@ -50,7 +51,7 @@ def _score_rows(frame: pd.DataFrame) -> tuple[list[list[str]], list[bool]]:
     rows, emphasis = [], []
     for encoder, row in frame.iterrows():
         rows.append([_name(encoder, row), *(fmt(row.get(a)) for a in AXES), *(fmt(row[c], 1) for c in COMPONENTS),
-                     fmt(row["crs"], 1), _interval(row), fmt(row["p_rank1"], 2), _tier(row["in_leading_tier"])])
+                     fmt(row["crs"], 1), interval_cell(row), fmt(row["p_rank1"], 2), tier_cell(row["in_leading_tier"])])
         tier = row["in_leading_tier"]
         emphasis.append(bool(tier) if tier is not pd.NA and pd.notna(tier) else False)
     return rows, emphasis

@@ -1,0 +1,23 @@
+"""The score tables as every scoring command prints them (`score`, `run`, `compare`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crsbench.cli.console import Output
+
+if TYPE_CHECKING:  # annotations only
+    from crsbench.scoring.score import ScoreReport
+
+
+def show_scores(out: Output, scored: ScoreReport) -> None:
+    """The per-task and cross-task score tables, their notes and the leading tier."""
+    from crsbench import report  # the tables need pandas; imported when there is a score to show
+    from crsbench.report.terminal import leading_tier_line
+
+    for table in report.task_tables(scored):
+        out.show(table)
+    out.show(report.scores_table(scored))
+    for line in report.score_lines(scored, with_tier=False):
+        out.show(line)
+    out.result(leading_tier_line(scored))
