@@ -90,6 +90,10 @@ class CRSConfig(BaseModel):
     resample: Literal["cases", "seeds"] = Field(
         "cases", description="bootstrap: paired test-case clusters and seeds, or seeds only (ignores test-set uncertainty)"
     )
+    bootstrap_engine: Literal["auto", "batched", "reference", "linearised"] = Field(
+        "auto", description="how the case bootstrap computes each draw's AUROCs: exactly (batched, reference), by "
+        "one matrix product (linearised), or exactly while that is cheap (auto)"
+    )
 
     @field_validator("anchors")
     @classmethod

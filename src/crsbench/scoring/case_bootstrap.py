@@ -26,6 +26,7 @@ import pandas as pd
 from crsbench.crs import axis_math
 from crsbench.scoring.axes import AxisScores, training_prior
 from crsbench.scoring.bootstrap_batched import draw_aurocs
+from crsbench.scoring.bootstrap_linear import draw_aurocs_linear
 from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
@@ -37,8 +38,13 @@ CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resamp
 INTERVAL_METHOD = "percentile"
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
 SHIFT_PREFIX = "shift:"  # precomputed AUROCs on the shift set, apart from the same hash on the test set
-ENGINES = ("batched", "reference")  # batched: every AUROC of a task for all draws at once (bootstrap_batched)
-DEFAULT_ENGINE = "batched"
+# batched: every AUROC of a task for all draws at once, exactly (bootstrap_batched); reference: the same
+# values one vector at a time; linearised: the AUROC draws by one matrix product, the degenerate second-order
+# term of the Mann-Whitney statistic dropped (bootstrap_linear); auto: batched while its work is at most
+# EXACT_LIMIT column-case-draws (about 2.5 CPU-minutes), linearised beyond.
+ENGINES = ("auto", "batched", "reference", "linearised")
+DEFAULT_ENGINE = "auto"
+EXACT_LIMIT = 2e10
 
 
 # --------------------------------------------------------------------------- the simultaneous tier
@@ -313,6 +319,8 @@ class CaseBootstrap:
     axis_intervals: pd.DataFrame
     label: str = CASE_LABEL
     method: str = INTERVAL_METHOD
+    engine: str = "batched"  # the engine that ran (auto resolved)
+    exact_work: float = 0.0  # column-case-draws of the exact AUROC draws, what auto compared with EXACT_LIMIT
 
     @property
     def overall(self) -> BootstrapResult:
@@ -325,23 +333,28 @@ def case_bootstrap(
 ) -> CaseBootstrap:
     """Paired hierarchical bootstrap of the CRS (module docstring): config.n_boot draws from config.seed.
 
-    engine (default DEFAULT_ENGINE): "batched" computes every AUROC of a task for all draws at once
-    (bootstrap_batched; on the GPU when there is one); "reference" one prediction vector and one chunk
-    of draws at a time. Both read the same draws and give the same values, bit for bit
-    (tests/scoring/test_bootstrap_batched.py)."""
+    engine (default config.bootstrap_engine): "batched" computes every AUROC of a task for all draws at
+    once (bootstrap_batched; on the GPU when there is one); "reference" one prediction vector and one
+    chunk of draws at a time. Both read the same draws and give the same values, bit for bit
+    (tests/scoring/test_bootstrap_batched.py). "linearised" computes the AUROC draws by a matrix product
+    (bootstrap_linear: exact at the point, its error a small fraction of the bootstrap spread that shrinks
+    with the cases); "auto" takes "batched" while exact_work(...) <= EXACT_LIMIT, else "linearised"."""
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
-    engine = engine or DEFAULT_ENGINE
+    engine = engine or config.bootstrap_engine
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     records = Records.of(records)  # validated once; plan_tasks and the task types reuse it
     plans = plan_tasks(records, stored, axis_scores)
+    task_types = _task_types(records.frame)
+    work = exact_work(plans, stored, task_types, config.n_boot + 1)
+    if engine == "auto":
+        engine = "batched" if work <= EXACT_LIMIT else "linearised"
     encoders = list(axis_scores.encoders)
     ref = reference_index(encoders, reference)
     n_enc, n_seeds, n_draws = len(encoders), len(axis_scores.seeds), config.n_boot + 1
     rng = np.random.default_rng(config.seed)
     seed_counts = np.vstack([np.ones(n_seeds), rng.multinomial(n_seeds, np.full(n_seeds, 1 / n_seeds), config.n_boot)])
-    task_types = _task_types(records.frame)
 
     per_task: dict[str, np.ndarray] = {}
     for plan in plans:
@@ -355,9 +368,10 @@ def case_bootstrap(
         values = np.empty((n_draws, n_enc, len(plan.axes)))
         vectors: dict[str, _Vectors] = {}
         precomputed: dict[str, np.ndarray] = {}
-        if engine == "batched":
+        if engine in ("batched", "linearised"):
             precomputed = _batched_aurocs(plan, stored, task_types[plan.task], counts, codes,
-                                          shift_counts, shift_codes)
+                                          shift_counts, shift_codes,
+                                          draw_aurocs_linear if engine == "linearised" else draw_aurocs)
         chunk = max(1, MAX_CELLS // max(len(codes), 1))
         for start in range(0, n_draws, chunk):
             part = slice(start, start + chunk)
@@ -381,19 +395,36 @@ def case_bootstrap(
     rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
         np.full((config.n_boot, n_enc), np.nan)
-    return CaseBootstrap(results, auroc, pd.DataFrame(rows))
+    return CaseBootstrap(results, auroc, pd.DataFrame(rows), engine=engine, exact_work=work)
+
+
+def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str], n_draws: int) -> float:
+    """Column-case-draws the exact AUROC draws take: per task, the vectors read x their AUROC columns x the
+    cases of their test (or shift) set x the draws. Read from the prediction files' shapes only."""
+    total = 0.0
+    for plan in plans:
+        test_digests, shift_digests = task_digests(plan)
+        for digests, test_set in ((test_digests, plan.test_set), (shift_digests, plan.shift_set)):
+            if not digests or test_set is None:
+                continue
+            n_cases, width = stored.probabilities(digests[0]).shape
+            columns = 1 if width == 2 and task_types[plan.task] != "multi_label" else width
+            total += float(len(digests)) * columns * n_cases * n_draws
+    return total
 
 
 def _batched_aurocs(plan: TaskPlan, stored: Predictions, task_type: str, counts: np.ndarray, codes: np.ndarray,
-                    shift_counts: np.ndarray | None, shift_codes: np.ndarray | None) -> dict[str, np.ndarray]:
-    """AUROC (n_draws,) per probability hash the task reads, every draw at once. Rank statistics are built
-    per group of vectors and dropped (only the few clean 100% vectors stay cached, for the Brier)."""
+                    shift_counts: np.ndarray | None, shift_codes: np.ndarray | None, draw=draw_aurocs
+                    ) -> dict[str, np.ndarray]:
+    """AUROC (n_draws,) per probability hash the task reads, every draw at once (by `draw`: the exact
+    draw_aurocs or draw_aurocs_linear). Rank statistics are built per group of vectors and dropped (only
+    the few clean 100% vectors stay cached, for the Brier)."""
     test_digests, shift_digests = task_digests(plan)
     test = _Vectors(stored, plan.test_set, task_type)
-    out = draw_aurocs(test.build, test_digests, counts, codes)
+    out = draw(test.build, test_digests, counts, codes)
     if shift_digests and shift_counts is not None:
         shift = _Vectors(stored, plan.shift_set, task_type)
-        shifted = draw_aurocs(shift.build, shift_digests, shift_counts, shift_codes)
+        shifted = draw(shift.build, shift_digests, shift_counts, shift_codes)
         out.update({SHIFT_PREFIX + d: v for d, v in shifted.items()})
     return out
 

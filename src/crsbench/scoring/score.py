@@ -362,8 +362,14 @@ def bootstrap_stage(
         return None, ["bootstrap skipped (n_boot=0): no intervals, no leading tier"]
     if config.resample == "cases" and predictions is not None:
         boot = case_bootstrap(records, predictions, axis_scores, reference, config)
-        return boot, [f"intervals and tiers: {boot.label}, {config.n_boot} draws, {boot.method} intervals; "
-                      "leading tier simultaneous over the differences to the top (max statistic)"]
+        notes = [f"intervals and tiers: {boot.label}, {config.n_boot} draws, {boot.method} intervals; "
+                 "leading tier simultaneous over the differences to the top (max statistic)"]
+        if boot.engine == "linearised":
+            notes.append(f"each draw's AUROCs by the linearised engine (one matrix product; the degenerate second-order "
+                         f"term of the Mann-Whitney statistic dropped, an error of a few percent of the bootstrap "
+                         f"spread at this size): the exact draws would be {boot.exact_work:.1e} column-case-draws; "
+                         "crs: {bootstrap_engine: batched} forces them")
+        return boot, notes
     notes = [f"intervals and tiers: {SEED_ONLY_LABEL}"] + _seed_count_notes(len(axis_scores.seeds), config.interval)
     if config.resample == "cases":
         notes.insert(0, "no per-case predictions stored with these records: the case-level bootstrap cannot run, "
