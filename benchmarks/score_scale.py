@@ -13,7 +13,8 @@ shared by every encoder; at 100% labels every seed fits on the same rows (one ve
 `--scale` multiplies the test cases (0.05 runs in about a minute).
 
 Timed as subprocesses of the CLI, each with its wall and CPU time and peak RSS (wait4), once per case
-bootstrap engine (bootstrap.ENGINES: the per-vector reference path and the batched one, same values): `crsbench score --n-boot N`,
+bootstrap engine (case_bootstrap.ENGINES: the exact batched one and the linearised one; the per-vector
+reference path gives the batched values more slowly): `crsbench score --n-boot N`,
 `crsbench report` (which rescores, with the suite's `crs: {n_boot}` set to the same draws), `crsbench results --export`. Then the bootstrap's cost slopes in
 test cases, encoders and draws (log-log fits over three points each), each beside a baseline measured in
 the same run: a plain numpy loop over draws of the same statistic (the task's macro AUROC of every
@@ -189,7 +190,9 @@ def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_bo
 # --------------------------------------------------------------------------- timing
 
 
-LAUNCH = ("import sys; import crsbench.scoring.case_bootstrap as b; b.DEFAULT_ENGINE = sys.argv.pop(1); "
+# the CLI with its case bootstrap run by the engine named first on the command line
+LAUNCH = ("import functools, sys; import crsbench.scoring.score as s; "
+          "s.case_bootstrap = functools.partial(s.case_bootstrap, engine=sys.argv.pop(1)); "
           "from crsbench.cli.main import app; sys.argv[0] = 'crsbench'; app()")
 
 
@@ -278,9 +281,10 @@ def slopes(work: Path, scale: float, draws: int, loop_draws: int) -> list[dict]:
             n_cases = len(stored.case_set(stored.index["test_set"].iloc[0]).case_id)
             reference = time_bootstrap(records, stored, axis_scores, d, "reference")
             batched = time_bootstrap(records, stored, axis_scores, d, "batched")
+            linearised = time_bootstrap(records, stored, axis_scores, d, "linearised")
             loop = time_loop(records, stored, d, loop_draws)
             rows.append({"axis": axis, "cases": n_cases, "encoders": e, "draws": d, "reference_s": reference,
-                         "batched_s": batched, "loop_s": loop})
+                         "batched_s": batched, "linearised_s": linearised, "loop_s": loop})
     return rows
 
 
@@ -299,9 +303,10 @@ def published_columns(n_encoders: int = 17) -> int:
 
 def kernel_rates(n_cases: int = 20_000, n_columns: int = 8, draws: int = 200, repeats: int = 2) -> dict[str, float]:
     """Seconds (CPU and wall) per column x case x draw of the AUROC kernel: the reference (BinaryAUROC per
-    column and chunk of draws) and the batched engine's numpy kernel (threaded over the CPUs), on
-    CheXpert-sized columns; the best of `repeats`."""
+    column and chunk of draws), the batched engine's numpy kernel (threaded over the CPUs) and the
+    linearised engine (one matrix product), on CheXpert-sized columns; the best of `repeats`."""
     from crsbench.scoring.bootstrap_batched import numpy_columns
+    from crsbench.scoring.bootstrap_linear import linear_columns
     from crsbench.metrics.weighted import BinaryAUROC, case_major
 
     rng = np.random.default_rng(3)
@@ -310,17 +315,21 @@ def kernel_rates(n_cases: int = 20_000, n_columns: int = 8, draws: int = 200, re
                for _ in range(n_columns)]
     counts = rng.multinomial(n_cases, np.full(n_cases, 1 / n_cases), size=draws).astype(np.float64)
     weights = case_major(counts)
-    best = {"reference CPU": np.inf, "batched CPU": np.inf, "reference wall": np.inf, "batched wall": np.inf}
+    integer = counts.astype(np.int64)
+    names = ("reference", "batched", "linearised")
+    best = {f"{name} {clock}": np.inf for clock in ("CPU", "wall") for name in names}
     for _ in range(repeats):
         for name, run in (("reference", lambda: np.stack([c(weights) for c in columns])),
-                          ("batched", lambda: numpy_columns(columns, np.asarray(weights)))):
+                          ("batched", lambda: numpy_columns(columns, np.asarray(weights))),
+                          ("linearised", lambda: linear_columns(columns, integer, np.arange(n_cases)))):
             started, clock = time.process_time(), time.perf_counter()
             got = run()
             best[f"{name} CPU"] = min(best[f"{name} CPU"], time.process_time() - started)
             best[f"{name} wall"] = min(best[f"{name} wall"], time.perf_counter() - clock)
             if name == "reference":
                 expected = got
-        np.testing.assert_array_equal(got, expected)
+            elif name == "batched":
+                np.testing.assert_array_equal(got, expected)
     return {k: v / (n_columns * n_cases * draws) for k, v in best.items()}
 
 
@@ -335,7 +344,7 @@ def main() -> None:
     parser.add_argument("--no-cli", action="store_true")
     parser.add_argument("--no-kernel", action="store_true")
     parser.add_argument("--store", type=Path, default=None, help="an existing store of this benchmark (not rebuilt)")
-    parser.add_argument("--engines", default="reference,batched", help="case bootstrap engines the CLI runs with")
+    parser.add_argument("--engines", default="batched,linearised", help="case bootstrap engines the CLI runs with")
     parser.add_argument("--out", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
@@ -380,19 +389,20 @@ def main() -> None:
                       "AUROC alone: " + ", ".join(f"{k} {v * cells * (draws + 1) / 60:.0f} min" for k, v in rates.items()))
         if not args.no_slopes:
             rows = slopes(work, args.slope_scale, args.draws, args.loop_draws)
-            print("slopes, CPU seconds (cxr task alone; case_bootstrap by the reference and the batched engine; "
-                  "loop = plain numpy loop over draws)")
+            print("slopes, CPU seconds (cxr task alone; case_bootstrap by the reference, batched and linearised "
+                  "engines; loop = plain numpy loop over draws)")
             print(f"  {'axis':<9}{'cases':>7}{'encoders':>9}{'draws':>7}{'reference s':>13}{'batched s':>11}"
-                  f"{'loop s':>10}{'loop/ref':>10}{'ref/batched':>12}")
+                  f"{'linearised s':>14}{'loop s':>10}{'loop/ref':>10}{'ref/batched':>12}{'batched/lin':>12}")
             for r in rows:
                 print(f"  {r['axis']:<9}{r['cases']:>7}{r['encoders']:>9}{r['draws']:>7}{r['reference_s']:>13.2f}"
-                      f"{r['batched_s']:>11.2f}{r['loop_s']:>10.1f}{r['loop_s'] / r['reference_s']:>10.1f}"
-                      f"{r['reference_s'] / r['batched_s']:>12.2f}")
+                      f"{r['batched_s']:>11.2f}{r['linearised_s']:>14.2f}{r['loop_s']:>10.1f}"
+                      f"{r['loop_s'] / r['reference_s']:>10.1f}{r['reference_s'] / r['batched_s']:>12.2f}"
+                      f"{r['batched_s'] / r['linearised_s']:>12.2f}")
             for axis in ("cases", "encoders", "draws"):
                 part = [r for r in rows if r["axis"] == axis]
                 xs = [r[axis] for r in part]
                 fits = ", ".join(f"{name} {_slope(xs, [r[name + '_s'] for r in part]):.2f}"
-                                 for name in ("reference", "batched", "loop"))
+                                 for name in ("reference", "batched", "linearised", "loop"))
                 print(f"  slope in {axis} (log-log): {fits}")
     finally:
         if not args.keep and args.out is None:

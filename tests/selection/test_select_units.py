@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -366,6 +367,22 @@ def test_a_lone_leader_is_recommended_with_the_trade_off_of_a_higher_auroc_rival
     assert "best worst axis" in text
     assert "Y has a higher AUROC (0.860 vs 0.850) but a lower Brier skill (0.320 vs 0.460; ECE 0.080 vs 0.040)" in text
     assert "cannot separate" not in text
+
+
+@pytest.mark.parametrize("perturbations, shift, words", [
+    (12, 0, "AUROC under perturbation)"), (0, 84, "AUROC on the shift set alone"), (12, 84, "AUROC under perturbation and shift")])
+def test_the_robustness_trade_off_names_what_ran(perturbations, shift, words):
+    scores = _scores([("X", 0.85, 0.46, 0.80, 0.85, 1.2, 0.5, 1.9), ("Y", 0.86, 0.46, 0.80, 0.70, 0.0, math.nan,
+                                                                   math.nan)])
+    table = pd.DataFrame({"diff": [0.0, 1.2], "se": [0.0, 0.2], "diff_low": [0.0, 0.7]}, index=["X", "Y"])
+    scored = _Scored(scores, ("X",), table, "Y")
+    scored.axis_evidence = pd.DataFrame({"task": ["t"], "axis": ["robustness"], "n_perturbations": [perturbations],
+                                         "n_shift": [shift], "thin": [False], "why": [""]})
+    text = " ".join(advice.recommendation(scored, advice.Evidence(200, 3)))
+    gap = re.search(r"Y has a higher AUROC \(0\.860 vs 0\.850\) but lower robustness \(0\.700 vs 0\.850 ([^)]*\))", text)
+    assert gap and gap.group(1).startswith(words.rstrip(")")), text
+    if not shift:
+        assert "shift" not in text
 
 
 def test_the_calibration_axis_is_named_as_the_brier_skill_with_the_ece_beside_it():

@@ -65,8 +65,9 @@ def calibration_error(row) -> float:
     return float(row.get("ece", math.nan))
 
 
-def _axis_gap(axis: str, better, worse) -> str:
-    """How `worse` falls short of `better` on one axis, in words with both numbers."""
+def _axis_gap(axis: str, better, worse, meaning: Mapping[str, str] | None = None) -> str:
+    """How `worse` falls short of `better` on one axis, in words with both numbers; `meaning` says what a
+    label-efficiency or robustness value is on this cohort (robustness_meaning)."""
     if axis == "calibration":
         e_worse, e_better = calibration_error(worse), calibration_error(better)
         ece = f"; ECE {e_worse:.3f} vs {e_better:.3f}" if math.isfinite(e_worse) and math.isfinite(e_better) else ""
@@ -74,7 +75,7 @@ def _axis_gap(axis: str, better, worse) -> str:
     if axis == "discrimination":
         return f"a lower AUROC ({float(worse[axis]):.3f} vs {float(better[axis]):.3f})"
     return (f"lower {AXIS_WORDS[axis]} ({float(worse[axis]):.3f} vs {float(better[axis]):.3f} "
-            f"{AXIS_MEANING[axis]})")
+            f"{(meaning or AXIS_MEANING)[axis]})")
 
 
 def _scaled(scores: pd.DataFrame, axes, anchors: Mapping[str, float], scales: Mapping[str, float]) -> pd.DataFrame:
@@ -202,7 +203,7 @@ def recommendation(report: ScoreReport, evidence: Evidence) -> list[str]:
     sentences.append(_why(top, scaled, scores, thin, meaning))
     sentences += thin_sentences(thin)
     sentences += small_class_sentences(report, evidence.class_names)
-    sentences += _higher_auroc(top, scores, scaled, axes)
+    sentences += _higher_auroc(top, scores, scaled, axes, meaning)
     sentences += tier_against_p_rank1(report)
     if len(tier) > 1:
         sentences += _what_would_separate(top, tier, report, evidence)
@@ -286,7 +287,8 @@ def _why(top: str, scaled: pd.DataFrame, scores: pd.DataFrame, thin: Mapping[str
     return f"{top}: {lead}, its weakest being {AXIS_WORDS[weakest]} ({weakest_words})" + (f"; {rest}." if rest else ".")
 
 
-def _higher_auroc(top: str, scores: pd.DataFrame, scaled: pd.DataFrame, axes) -> list[str]:
+def _higher_auroc(top: str, scores: pd.DataFrame, scaled: pd.DataFrame, axes,
+                  meaning: Mapping[str, str] | None = None) -> list[str]:
     if "discrimination" not in scores:
         return []
     top_auroc = float(scores.loc[top, "discrimination"])
@@ -297,7 +299,7 @@ def _higher_auroc(top: str, scores: pd.DataFrame, scaled: pd.DataFrame, axes) ->
             continue
         axis = shortfall.idxmax()
         out.append(f"{encoder} has a higher AUROC ({float(row['discrimination']):.3f} vs {top_auroc:.3f}) but "
-                   f"{_axis_gap(axis, scores.loc[top], row)}, and a lower CRS ({float(row['crs']):.2f} vs "
+                   f"{_axis_gap(axis, scores.loc[top], row, meaning)}, and a lower CRS ({float(row['crs']):.2f} vs "
                    f"{float(scores.loc[top, 'crs']):.2f}).")
     return out
 
