@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from crsbench.results import records as record_schema
 from crsbench.crs.definition import CRSConfig
 from crsbench.core.progress import Progress
-from crsbench.errors import SuiteError
+from crsbench.errors import CRSBenchError, SuiteError
 from crsbench.executors import Executor
 from crsbench.results.coverage import GridStatus
 from crsbench.results.record_set import Records
@@ -296,6 +296,26 @@ def suite_score_settings(results: str | Path, suite_hash: str | None = None) -> 
     return dict(latest.get("crs") or {}), [b for b in baselines if b]
 
 
+def suite_class_names(results: str | Path, suite_hash: str | None = None) -> dict[str, tuple[str, ...]]:
+    """task -> its classes' names, where the latest suite that wrote these results declares them (from the
+    dataset's options alone, no data read); tasks whose kind reads them from the data are left out."""
+    from crsbench.datasets.registry import info_for
+
+    suites = _stored_suites(results, suite_hash)
+    out: dict[str, tuple[str, ...]] = {}
+    for task in (suites[0].get("tasks") or []) if suites else []:
+        dataset = task.get("dataset") if isinstance(task, dict) else None
+        if not isinstance(dataset, dict) or "kind" not in dataset or "name" not in task:
+            continue
+        try:  # a suite from another version or machine may no longer validate: its names are optional
+            names = info_for(dataset["kind"], {k: v for k, v in dataset.items() if k != "kind"}).class_names
+        except (CRSBenchError, ValueError):
+            names = None
+        if names:
+            out[str(task["name"])] = tuple(str(n) for n in names)
+    return out
+
+
 def score(
     results: str | Path,
     reference: str | None = None,
@@ -310,7 +330,7 @@ def score(
     block with CRSConfig fields given by name (`n_boot=2000`) applied over it. The suite's baselines
     are left out of the rank statistics. An incomplete grid is refused unless `partial`; a partial
     report says so in its first note and in settings["grid"]. `class_names` (task -> names) lets the
-    axis evidence name classes."""
+    axis evidence and the class tables name classes; by default the suite's declared names."""
 
     from crsbench.scoring.score import score_records
 
@@ -323,8 +343,9 @@ def score(
     from crsbench.results.predictions import load_predictions
 
     stored = load_predictions(results) if config.resample == "cases" else None
+    class_names = {**suite_class_names(results, suite_hash), **(class_names or {})}
     report = score_records(view, reference or suite_reference(results, suite_hash), config, baselines=baselines,
-                           predictions=stored, class_names=class_names)
+                           predictions=stored, class_names=class_names or None)
     notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
     return dataclasses.replace(report, notes=notes + tuple(report.notes),
                                settings=report.settings.with_grid(grid.as_dict()))

@@ -235,6 +235,10 @@ def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_
     assert ("nevus" in small or "melanoma" in small) and "class 0" not in small and "class 1" not in small
     # the measured cost per image reaches the report's score-against-cost figure
     assert (tmp_path / "lib" / "report" / "figures" / "score_cost.png").is_file()
+    # the classes keep their names when the results are scored again on their own, from the written suite
+    rescored = api.score(tmp_path / "lib", n_boot=0)
+    assert set(rescored.class_counts["name"]) == {"melanoma", "nevus"}
+    assert set(selection.scored.class_counts["name"]) == {"melanoma", "nevus"}
     again = api.select(request, say=lambda line, style=None: None)  # the same arguments: resumed, nothing rerun
     assert again.prepared.resumed and again.summary.written == 0 and again.advice == selection.advice
     result = _select(folder, "--encoders", "raw-pixels@input_size=16,colour-texture", "--label-column", "diagnosis",

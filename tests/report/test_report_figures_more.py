@@ -123,3 +123,25 @@ def test_a_figure_without_its_inputs_says_why(cohort):
     data = ReportData(report, records[records["condition_kind"] != "perturbation"], sources.gather(None, records))
     assert isinstance(figures_more.encoder_perturbation_heatmap(data), figures.Absent)
     assert "no measured embedding cost" in figures_more.score_against_cost(data).reason
+
+
+def test_classes_are_named_where_their_names_are_known(cohort):
+    """The class-counts table carries each class's name (class_names given to the score), which the dataset
+    table and the per-class figure show; without names they read "class k"."""
+    from crsbench.scoring.axis_evidence import class_table
+
+    _, records, _ = cohort
+    names = {"derm": ("nevus", "melanoma", "other_lesion")}
+    named = class_table(records, names)
+    derm = named[(named["task"] == "derm") & (named["set"] == "test")]
+    assert list(derm["name"]) == list(names["derm"])
+    other = named[named["task"] != "derm"]
+    assert (other["name"] == [f"class {k}" for k in other["class"]]).all()
+
+    class Report:  # the two fields the table reads, with names
+        settings = cohort[0].settings
+        class_counts = named
+        axis_evidence = cohort[0].axis_evidence
+
+    row = [r for r in tables.dataset_table(Report).rows if r[0] == "derm"][0]
+    assert row[4].startswith("nevus: ") and "other_lesion: " in row[4]

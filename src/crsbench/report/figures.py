@@ -102,7 +102,9 @@ def label(name: object, width: int = NAME_WIDTH) -> str:
     if short is not None:
         text = short
     elif len(text) > width:
-        text = "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=True))
+        # break after an underscore before splitting a word: "brightness_down" -> "brightness_" / "down"
+        lines = textwrap.wrap(text.replace("_", "_\u2060 "), width, break_long_words=True, break_on_hyphens=True)
+        text = "\n".join(line.replace("_\u2060 ", "_").replace("\u2060", "") for line in lines)
     return text.replace("\\", "\\\\").replace("$", r"\$")
 
 

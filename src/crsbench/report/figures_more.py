@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from crsbench.scoring.axes import AXES
 from crsbench.report import evidence
@@ -77,7 +78,9 @@ def forest(data: ReportData) -> Drawn:
         ax.axvline(0.0, color="#333333", linewidth=0.7, linestyle="--")
         ax.set_yticks(y, [label(e, 24) for e in encoders])
         ax.set_ylim(len(encoders) - 0.5, -0.5)
-        ax.set_title("CRS" if axis == "crs" else f"{AXIS_LABELS[axis]}, minus the reference's", loc="left")
+        # two lines: a long axis name beside a second panel would run off the figure on one
+        ax.set_title("CRS" if axis == "crs" else f"{AXIS_LABELS[axis]},\nminus the reference's", loc="left")
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # ticks that do not run into each other
         ax.grid(axis="x", linewidth=0.3, alpha=0.5)
         ax.tick_params(axis="y", length=0)
     for ax in axs[len(panels):]:
@@ -128,7 +131,7 @@ def _heat(fig_height: float, matrix: pd.DataFrame, encoders: list[str], cmap: st
                 ax.text(j, i, format(values[i, j], fmt), ha="center", va="center", fontsize=5.8,
                         color="white" if strength > 0.6 else "#111111")
     ax.set_yticks(range(len(matrix.index)), [label(e) for e in matrix.index])
-    ax.set_xticks(range(len(matrix.columns)), [label(c, 14) for c in matrix.columns], rotation=30, ha="right")
+    ax.set_xticks(range(len(matrix.columns)), [label(c, 24) for c in matrix.columns], rotation=30, ha="right")  # rotated: room for a whole name
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -179,8 +182,9 @@ def per_class_auroc(data: ReportData, task: str) -> Drawn:
         return Absent(f"the records of task {task!r} hold no per-class AUROC")
     encoders = [e for e in data.encoders if e in table.index]
     counts = data.report.class_counts
-    cases = counts[(counts["task"] == task) & (counts["set"] == "test")].set_index("class")["cases"] \
-        if len(counts) else pd.Series(dtype=float)
+    test = counts[(counts["task"] == task) & (counts["set"] == "test")].set_index("class") if len(counts) else None
+    cases = test["cases"] if test is not None else pd.Series(dtype=float)
+    names = test["name"] if test is not None and "name" in test else pd.Series(dtype=object)
     classes = list(table.columns)
     fig = _figure(2.4, width=COLUMN_WIDTH * (1.0 if len(classes) <= 4 else 1.5))
     ax = fig.subplots()
@@ -190,8 +194,9 @@ def per_class_auroc(data: ReportData, task: str) -> Drawn:
         ax.bar(x, table.loc[encoder].to_numpy(dtype=float), width=width, color=data.palette.colour(encoder),
                label=label(encoder))
     ax.axhline(0.5, color="#999999", linewidth=0.6, linestyle=":")
-    ax.set_xticks(range(len(classes)), [f"class {k}\nn={int(cases.get(k, 0))}" if len(cases) else f"class {k}"
-                                        for k in classes])
+    words = [label(names.get(k, f"class {k}"), 14) for k in classes]
+    ax.set_xticks(range(len(classes)), [f"{w}\nn={int(cases.get(k, 0))}" if len(cases) else w
+                                        for w, k in zip(words, classes)])
     ax.set_ylim(0, 1.0)
     ax.set_ylabel("one-vs-rest AUROC")
     ax.grid(axis="y", linewidth=0.3, alpha=0.5)

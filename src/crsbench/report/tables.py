@@ -145,6 +145,12 @@ def metrics_table(records: pd.DataFrame, report: ScoreReport | None = None) -> T
     return Table("Per-task metrics (clean test, 100% labels)", headers, rows, caption, text_columns=2)
 
 
+def _class_words(row) -> str:
+    """A class of the class-counts table by its name; tables written before names were kept have none."""
+    name = row.get("name")
+    return str(name) if isinstance(name, str) and name else f"class {int(row['class'])}"
+
+
 def dataset_table(report: ScoreReport) -> Table:
     """Per task, each evaluation set: its cases, the cases per class, and what was run on it."""
     counts = getattr(report, "class_counts", pd.DataFrame())
@@ -159,7 +165,7 @@ def dataset_table(report: ScoreReport) -> Table:
             run = (f"{int(r['n_perturbations'])} perturbation x severity pair(s) ({r['perturbations']})"
                    if int(r["n_perturbations"]) else "no perturbation")
         for name, part in (sets.groupby("set", sort=False) if len(sets) else ()):
-            per_class = ", ".join(f"class {int(k)}: {int(n)}" for k, n in zip(part["class"], part["cases"]))
+            per_class = ", ".join(f"{_class_words(r)}: {int(r['cases'])}" for _, r in part.iterrows())
             rows.append([str(task), "test" if name == "test" else str(name).removeprefix("shift:") + " (shift)",
                          str(int(part["cases"].sum())), str(len(part)), per_class,
                          run if name == "test" else "tested only"])

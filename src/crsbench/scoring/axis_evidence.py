@@ -28,7 +28,7 @@ FULL_LABELS = 1.0
 EVIDENCE_COLUMNS = ("task", "axis", "n_cases", "smallest_class", "smallest_class_cases", "n_fractions",
                     "n_perturbations", "n_severities", "perturbations", "n_shift", "smallest_shift_class",
                     "smallest_shift_class_cases", "rests_on", "thin", "why")
-CLASS_COLUMNS = ("task", "set", "class", "cases")
+CLASS_COLUMNS = ("task", "set", "class", "name", "cases")
 
 
 def _counts(value) -> list[int]:
@@ -69,10 +69,17 @@ def _set_counts(rows: pd.DataFrame) -> SetCounts | None:
     return SetCounts(n, tuple(per_class))
 
 
-def class_table(records: pd.DataFrame) -> pd.DataFrame:
-    """Cases per class in each task's test set and each shift set (one encoder's, seed's records)."""
+def _names_of(class_names, task: str):
+    """The names of one task's classes from a mapping task -> names or one tuple for every task."""
+    return class_names.get(task) if isinstance(class_names, Mapping) else class_names
+
+
+def class_table(records: pd.DataFrame, class_names=None) -> pd.DataFrame:
+    """Cases per class in each task's test set and each shift set (one encoder's, seed's records); `name`
+    is the class as the reader knows it (class_name: its declared name, else "class k")."""
     rows = []
     for task, frame in records.groupby("task", sort=False):
+        names = _names_of(class_names, str(task))
         full = frame[frame["fraction"].astype(float) == FULL_LABELS]
         first = full[(full["encoder"] == full["encoder"].iloc[0]) & (full["seed"] == full["seed"].min())] \
             if len(full) else full
@@ -83,7 +90,7 @@ def class_table(records: pd.DataFrame) -> pd.DataFrame:
             if counts is None:
                 continue
             for k, n in enumerate(counts.per_class):
-                rows.append({"task": str(task), "set": name, "class": k, "cases": int(n)})
+                rows.append({"task": str(task), "set": name, "class": k, "name": class_name(k, names), "cases": int(n)})
     return pd.DataFrame(rows, columns=list(CLASS_COLUMNS))
 
 
@@ -100,9 +107,8 @@ def axis_evidence(records: pd.DataFrame, class_names=None, min_cases: int = MIN_
     `class_names`: the classes' names, when known (the records hold indices only), one tuple for every
     task or a mapping task -> names."""
     rows = []
-    by_task = class_names if isinstance(class_names, Mapping) else None
     for task, frame in records.groupby("task", sort=False):
-        names = by_task.get(str(task)) if by_task is not None else class_names
+        names = _names_of(class_names, str(task))
         frame = frame[frame["encoder"] == frame["encoder"].iloc[0]]
         seed0 = frame[frame["seed"] == frame["seed"].min()]
         full = seed0[seed0["fraction"].astype(float) == FULL_LABELS]

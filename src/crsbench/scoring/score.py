@@ -547,5 +547,5 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         settings=settings_of(config, reference, axis_scores, baselines),
         axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),
         axis_evidence=axis_evidence(records.frame, class_names),
-        class_counts=class_table(records.frame),
+        class_counts=class_table(records.frame, class_names),
     )
