@@ -15,7 +15,8 @@ shared by every encoder; at 100% labels every seed fits on the same rows (one ve
 Timed as subprocesses of the CLI, each with its wall and CPU time and peak RSS (wait4), once per case
 bootstrap engine (case_bootstrap.ENGINES: the exact batched one and the linearised one; the per-vector
 reference path gives the batched values more slowly): `crsbench score --n-boot N`,
-`crsbench report` (which rescores, with the suite's `crs: {n_boot}` set to the same draws), `crsbench results --export`. Then the bootstrap's cost slopes in
+`crsbench report` (which reads the value `score` stored, the suite's `crs: {n_boot}` being the same draws), `crsbench report` again
+without that value (so it rescores), `crsbench results --export`. Then the bootstrap's cost slopes in
 test cases, encoders and draws (log-log fits over three points each), each beside a baseline measured in
 the same run: a plain numpy loop over draws of the same statistic (the task's macro AUROC of every
 prediction vector, metrics.auroc_macro on the resampled rows). The loop is timed on a few draws and
@@ -370,15 +371,18 @@ def main() -> None:
             print(f"  predictions {sizes['probs_bytes'] / 1e6:.1f} MB in {sizes['probs_files']} files "
                   f"({sizes['probs_bytes'] / n * 1e3 / 1e6:.1f} MB per 1,000 records); test sets "
                   f"{sizes['cases_bytes'] / 1e6:.2f} MB in {sizes['cases_files']} files")
-            print(f"  {'command':<17}{'engine':>10}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}")
+            print(f"  {'command':<19}{'engine':>11}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}")
             for engine in args.engines.split(","):
                 for label, cli in (("score", ["score", str(store), "--n-boot", str(args.draws)]),
                                    ("report", ["report", str(store), "-o", str(work / "report")]),
+                                   ("report, rescoring", ["report", str(store), "-o", str(work / "report")]),
                                    ("results --export", ["results", str(store), "--export", "--out", str(work / "export")])):
                     if label == "results --export" and engine != args.engines.split(",")[0]:
                         continue  # no bootstrap in it
+                    if label == "report, rescoring":  # without the value `score` stored, as before it was kept
+                        shutil.rmtree(store / "scored", ignore_errors=True)
                     seconds, cpu, rss, _ = timed_cli(cli, env, engine)
-                    print(f"  {label:<17}{engine:>10}{seconds:9.1f}{cpu:9.1f}{rss:13.0f}", flush=True)
+                    print(f"  {label:<19}{engine:>11}{seconds:9.1f}{cpu:9.1f}{rss:13.0f}", flush=True)
         if not args.no_kernel:
             rates = kernel_rates()
             cells = published_columns(args.encoders)

@@ -344,18 +344,74 @@ def score(
 
     stored = load_predictions(results) if config.resample == "cases" else None
     class_names = {**suite_class_names(results, suite_hash), **(class_names or {})}
-    report = score_records(view, reference or suite_reference(results, suite_hash), config, baselines=baselines,
-                           predictions=stored, class_names=class_names or None)
+    reference = reference or suite_reference(results, suite_hash)
+    report = score_records(view, reference, config, baselines=baselines, predictions=stored,
+                           class_names=class_names or None)
     notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
+    key = scoring_inputs_key(view.frame, stored, reference, baselines, class_names, config)
     return dataclasses.replace(report, notes=notes + tuple(report.notes),
-                               settings=report.settings.with_grid(grid.as_dict()))
+                               settings=report.settings.with_grid(grid.as_dict()), inputs_key=key)
+
+
+def scoring_inputs_key(frame, stored, reference, baselines, class_names, config: CRSConfig) -> str:
+    """SHA-256 of everything a score of these results depends on: the records as scored (the view), the
+    stored predictions' index (its digests address the files' contents) and test sets, the reference,
+    floor baselines, class names, every CRS setting and the package version."""
+    import hashlib
+    import json
+
+    from crsbench import __version__
+
+    digest = hashlib.sha256()
+    ordered = frame.sort_values("record_key").reset_index(drop=True)
+    digest.update(ordered.to_json(orient="split", date_format="iso", default_handler=str).encode())
+    if stored is not None:
+        digest.update(stored.index.sort_values("record_key").to_csv(index=False).encode())
+        digest.update(stored.test_sets.to_csv(index=False).encode())
+    digest.update(json.dumps({"reference": reference, "baselines": list(baselines),
+                              "class_names": {t: list(n) for t, n in sorted((class_names or {}).items())},
+                              "config": config.model_dump(mode="json"), "version": __version__},
+                             sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def scored_or_score(results: str | Path, *, suite_hash: str | None = None, partial: bool = False, **settings):
+    """(value, reused): the value `score` stored for exactly these inputs (report.scored_files), else a fresh
+    score, then stored."""
+    from crsbench.report.scored_files import read_scored, write_scored
+
+    base = Path(results) if Path(results).is_dir() else Path(results).parent
+    stored = read_scored(base, _inputs_key_of(results, suite_hash, partial, **settings))
+    if stored is not None:
+        return stored, True
+    scored = score(results, suite_hash=suite_hash, partial=partial, **settings)
+    write_scored(scored, base)
+    return scored, False
+
+
+def _inputs_key_of(results, suite_hash, partial, reference=None, class_names=None, **settings) -> str:
+    """scoring_inputs_key of what score(results, ...) would compute, without computing it."""
+    suite_crs, baselines = suite_score_settings(results, suite_hash)
+    config = CRSConfig(**{**suite_crs, **settings})
+    view = load_results(results, suite_hash, partial)
+    from crsbench.results.predictions import load_predictions
+
+    stored = load_predictions(results) if config.resample == "cases" else None
+    names = {**suite_class_names(results, suite_hash), **(class_names or {})}
+    return scoring_inputs_key(view.frame, stored, reference or suite_reference(results, suite_hash), baselines,
+                              names, config)
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:
     from crsbench.report import write_score_report
 
+    from crsbench.report.scored_files import write_scored
+
     base = Path(results) if Path(results).is_dir() else Path(results).parent
-    return write_score_report(report, Path(out_dir) if out_dir else base / "scores")
+    written = write_score_report(report, Path(out_dir) if out_dir else base / "scores")
+    if getattr(report, "inputs_key", ""):  # kept for `report`, which reads it instead of rescoring
+        write_scored(report, base)
+    return written
 
 
 def write_report(
@@ -370,11 +426,13 @@ def write_report(
 ):
     """The HTML and Markdown report of a results folder, with every figure as PNG and SVG
     (report.page.write_report). `scored`: a ScoreReport already computed from these results;
-    without it they are scored as `score` does (settings by name). `seconds_per_image`: measured
+    without it, the value `score` stored for exactly these inputs and settings, else they are scored
+    as `score` does (settings by name). `seconds_per_image`: measured
     embedding cost per encoder, for the score-against-cost figure. Default folder: RESULTS/report."""
     from crsbench.report.page import write_report as write_pages
 
-    scored = scored if scored is not None else score(results, suite_hash=suite_hash, partial=partial, **settings)
+    if scored is None:
+        scored, _ = scored_or_score(results, suite_hash=suite_hash, partial=partial, **settings)
     base = Path(results) if Path(results).is_dir() else Path(results).parent
     frame, _ = grid_view(results, suite_hash, partial)
     return write_pages(scored, frame, Path(out_dir) if out_dir else base / "report",

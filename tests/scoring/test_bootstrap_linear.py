@@ -174,3 +174,24 @@ def test_auto_takes_the_exact_engine_while_it_is_cheap_and_says_when_it_does_not
     assert forced.engine == "batched"
     report = score_records(records, "a", config, predictions=stored)
     assert any("linearised engine" in note and "bootstrap_engine: batched" in note for note in report.notes)
+
+
+def test_a_vector_with_a_rare_class_gets_that_column_exactly_and_the_rest_linearised():
+    rng = np.random.default_rng(12)
+    n = 800
+    y = np.zeros(n, dtype=int)
+    y[:EXACT_BELOW - 5] = 1  # a rare positive class: the binary vector is drawn exactly
+    y[EXACT_BELOW - 5: 400] = 2
+    binary = WeightedMetrics("single_label", (y == 1).astype(int),
+                             np.column_stack([1 - (p := np.clip(0.2 + 0.5 * (y == 1) + rng.normal(0, 0.2, n), 0, 1)), p]))
+    logits = rng.normal(size=(n, 3))
+    logits[np.arange(n), y] += 1.5
+    three = WeightedMetrics("single_label", y, np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))
+    vectors = {"binary": binary, "three": three}
+    counts = _draws(rng, n, 120)
+    exact = draw_aurocs(vectors.__getitem__, list(vectors), counts, np.arange(n), kernel="numpy")
+    linear = draw_aurocs_linear(vectors.__getitem__, list(vectors), counts, np.arange(n), max_columns=3)
+    np.testing.assert_array_equal(linear["binary"], exact["binary"])
+    expected = np.nanmean(np.stack([numpy_columns([c], counts.T)[0] if min(len(c.positives), len(c.negatives)) < EXACT_BELOW
+                                    else linear_columns([c], counts, np.arange(n))[0] for c in three.auroc_columns]), axis=0)
+    np.testing.assert_allclose(linear["three"], expected, atol=1e-12)

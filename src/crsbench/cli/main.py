@@ -105,9 +105,14 @@ def _render_scores(out: Output, scored: ScoreReport, folder: Path, seconds: floa
 
 
 def _write_report(out: Output, results_dir: Path, report_dir: Optional[Path] = None, scored: ScoreReport | None = None,
-                  suite_hash: Optional[str] = None, partial: bool = False):
+                  suite_hash: Optional[str] = None, partial: bool = False, **settings):
     from crsbench import api
 
+    if scored is None:
+        with out.progress().task("scores for the report", total=None):
+            scored, reused = api.scored_or_score(results_dir, suite_hash=suite_hash, partial=partial, **settings)
+        out.say("scores: the value `score` stored for these records and settings, not recomputed" if reused else
+                "scores: computed for the report (no stored value of `score` matched these records and settings)")
     with out.progress().task("report", total=None):
         written = api.write_report(results_dir, report_dir, scored=scored, suite_hash=suite_hash, partial=partial)
     out.result(f"report: {written.html} ({len(written.drawn)} figures, {written.seconds:.1f} s)")
@@ -216,7 +221,7 @@ def results(
 def score(
     results_dir: Path = typer.Argument(..., help="Results folder or results.sqlite."),
     reference: Optional[str] = typer.Option(None, "--reference", "-r", help="Reference encoder (default: the suite's)."),
-    n_boot: int = typer.Option(10_000, "--n-boot", min=0, help="Paired-seed bootstrap draws (0: none)."),
+    n_boot: int = typer.Option(10_000, "--n-boot", min=0, help="Bootstrap draws (0: none)."),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for the score tables (default: RESULTS/scores)."),
     suite_hash: Optional[str] = SUITE_HASH,
     partial: bool = PARTIAL,
@@ -240,9 +245,13 @@ def report_command(
     open_report: bool = typer.Option(False, "--open", help="Open report.html in the default browser."),
     suite_hash: Optional[str] = SUITE_HASH,
     partial: bool = PARTIAL,
+    n_boot: Optional[int] = typer.Option(None, "--n-boot", min=0,
+                                         help="Bootstrap draws (default: the suite's, else 10,000)."),
 ) -> None:
-    """Write report.html (self-contained), report.md and every figure as PNG and SVG."""
-    written = _write_report(Output(), results_dir, out_dir, suite_hash=suite_hash, partial=partial)
+    """Write report.html (self-contained), report.md and every figure as PNG and SVG. Reads the scores that
+    `score` stored for the same records and settings instead of recomputing them."""
+    settings = {} if n_boot is None else {"n_boot": n_boot}
+    written = _write_report(Output(), results_dir, out_dir, suite_hash=suite_hash, partial=partial, **settings)
     if open_report:
         import webbrowser
 

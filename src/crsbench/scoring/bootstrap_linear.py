@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -66,37 +67,59 @@ def _cluster_sums(codes: np.ndarray, cases: np.ndarray, values: np.ndarray | Non
     return np.bincount(codes[cases], weights=values, minlength=n_clusters)
 
 
-class _Products:
-    """Columns of per-cluster sums to multiply by (counts - 1), deduplicated: the positives' and negatives'
-    counts depend only on the labels, so every vector of a test set shares them."""
+class _Sums:
+    """The per-cluster sums of a group of columns, one matrix column per product, and per AUROC column the
+    places of its four products: positives' and negatives' weight (shared by every column with the same
+    labels, so stored once), the positives' places and the negatives' shares. Only these are kept: a
+    column's rank statistics are dropped once its sums are taken, so memory is the sums alone."""
 
-    def __init__(self, n_clusters: int):
-        self.n_clusters = n_clusters
+    def __init__(self, codes: np.ndarray, n_clusters: int):
+        self.codes, self.n_clusters = codes, n_clusters
         self.columns: list[np.ndarray] = []
         self.base: list[float] = []
+        self.places: list[tuple[int, int, int, int]] = []
+        self.points: list[float] = []
         self._shared: dict[bytes, int] = {}
 
-    def add(self, sums: np.ndarray, base: float) -> int:
+    def _add(self, sums: np.ndarray, base: float) -> int:
         self.columns.append(sums)
         self.base.append(base)
         return len(self.columns) - 1
 
-    def add_shared(self, key: bytes, sums_of, base: float) -> int:
-        if key not in self._shared:
-            self._shared[key] = self.add(sums_of(), base)
-        return self._shared[key]
+    def _side(self, tag: bytes, key: bytes, cases: np.ndarray) -> int:
+        if tag + key not in self._shared:
+            self._shared[tag + key] = self._add(_cluster_sums(self.codes, cases, None, self.n_clusters), float(len(cases)))
+        return self._shared[tag + key]
+
+    def add(self, column: BinaryAUROC) -> None:
+        f, c, auroc = placement_values(column)
+        key = hashlib.blake2b(column.positives.tobytes() + b"|" + np.sort(column.negatives).tobytes(),
+                              digest_size=16).digest()
+        self.places.append((
+            self._side(b"P", key, column.positives), self._side(b"Q", key, column.negatives),
+            self._add(_cluster_sums(self.codes, column.positives, f, self.n_clusters), float(f.sum())),
+            self._add(_cluster_sums(self.codes, column.negatives, c, self.n_clusters), 0.0)))
+        self.points.append(auroc)
 
     def evaluate(self, counts: np.ndarray) -> np.ndarray:
-        """(n_draws, products): base + (counts - 1) @ sums, the product in float32 on centred counts (small
-        integers, so only the product's rounding enters), the base added in float64."""
+        """AUROC (columns, n_draws): base + (counts - 1) @ sums a block of draws at a time, the product in
+        float32 on centred counts (small integers, so only the product's rounding enters), the rest in
+        float64; then the module docstring's formula for every column of the block at once."""
         sums = np.stack(self.columns, axis=1).astype(np.float32)  # (clusters, products)
-        n_draws = len(counts)
-        out = np.empty((n_draws, sums.shape[1]))
-        block = max(1, MAX_CELLS // max(self.n_clusters, 1))
-        for start in range(0, n_draws, block):
-            centred = (counts[start: start + block] - 1).astype(np.float32)
-            out[start: start + block] = centred @ sums
-        return out + np.asarray(self.base)
+        base = np.asarray(self.base)
+        p, q, sf, sc = (np.array(i) for i in zip(*self.places))
+        out = np.empty((len(self.places), len(counts)))
+        block = max(1, MAX_CELLS // max(self.n_clusters, sums.shape[1], 1))
+        for start in range(0, len(counts), block):
+            part = slice(start, start + block)
+            value = ((counts[part] - 1).astype(np.float32) @ sums).astype(np.float64) + base
+            total_pos, total_neg = value[:, p], value[:, q]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                draw = np.clip((value[:, sf] + value[:, sc] / total_neg) / total_pos, 0.0, 1.0)
+            out[:, part] = np.where((total_pos > 0.5) & (total_neg > 0.5), draw, np.nan).T
+        if len(counts) and np.all(counts[0] == 1):  # draw 0 the point estimate: its value exactly, not rounded
+            out[:, 0] = self.points
+        return out
 
 
 def linear_columns(columns: Sequence[BinaryAUROC], counts: np.ndarray, codes: np.ndarray,
@@ -105,62 +128,75 @@ def linear_columns(columns: Sequence[BinaryAUROC], counts: np.ndarray, codes: np
     module docstring; a column with fewer than `exact_below` cases on one side is drawn exactly
     (bootstrap_batched.numpy_columns), since there the dropped term is no longer small."""
     out = np.empty((len(columns), len(counts)))
-    rare = [j for j, c in enumerate(columns) if min(len(c.positives), len(c.negatives)) < exact_below]
+    rare = [j for j, c in enumerate(columns) if _rare(c, exact_below)]
     if rare:
-        block = max(1, MAX_CELLS // (len(codes) * len(rare)))
-        for start in range(0, len(counts), block):
-            part = slice(start, start + block)
-            out[rare, part] = numpy_columns([columns[j] for j in rare], counts[part][:, codes].T)
+        out[rare] = _exact(columns, rare, counts, codes)
     common = [j for j in range(len(columns)) if j not in set(rare)]
     if common:
-        out[common] = _linear([columns[j] for j in common], counts, codes)
+        sums = _Sums(codes, counts.shape[1])
+        for j in common:
+            sums.add(columns[j])
+        out[common] = sums.evaluate(counts)
     return out
 
 
-def _linear(columns: Sequence[BinaryAUROC], counts: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    n_clusters = counts.shape[1]
-    products = _Products(n_clusters)
-    places = []
-    for column in columns:
-        f, c, auroc = placement_values(column)
-        n_pos, n_neg = len(column.positives), len(column.negatives)
-        key = hashlib.blake2b(column.positives.tobytes() + b"|" + np.sort(column.negatives).tobytes(), digest_size=16).digest()
-        p = products.add_shared(b"P" + key, lambda: _cluster_sums(codes, column.positives, None, n_clusters), n_pos)
-        q = products.add_shared(b"Q" + key, lambda: _cluster_sums(codes, column.negatives, None, n_clusters), n_neg)
-        sf = products.add(_cluster_sums(codes, column.positives, f, n_clusters), float(f.sum()))
-        sc = products.add(_cluster_sums(codes, column.negatives, c, n_clusters), 0.0)
-        places.append((p, q, sf, sc, auroc))
-    value = products.evaluate(counts)
-    unit_first = bool(np.all(counts[0] == 1))  # draw 0 the point estimate: its value exactly, not rounded
-    out = np.empty((len(places), len(counts)))
-    for row, (p, q, sf, sc, auroc) in enumerate(places):
-        total_pos, total_neg = value[:, p], value[:, q]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            draw = np.clip((value[:, sf] + value[:, sc] / total_neg) / total_pos, 0.0, 1.0)
-        if unit_first:
-            draw[0] = auroc
-        out[row] = np.where((total_pos > 0.5) & (total_neg > 0.5), draw, np.nan)
+def _rare(column: BinaryAUROC, exact_below: int) -> bool:
+    return min(len(column.positives), len(column.negatives)) < exact_below
+
+
+def _exact(columns: Sequence[BinaryAUROC], rows: Sequence[int], counts: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    chosen = [columns[j] for j in rows]
+    out = np.empty((len(chosen), len(counts)))
+    block = max(1, MAX_CELLS // (len(codes) * len(chosen)))
+    for start in range(0, len(counts), block):
+        part = slice(start, start + block)
+        out[:, part] = numpy_columns(chosen, counts[part][:, codes].T)
     return out
 
 
 def draw_aurocs_linear(metrics_of, digests: Sequence[str], counts: np.ndarray, codes: np.ndarray, *,
-                       max_columns: int | None = None) -> dict[str, np.ndarray]:
-    """bootstrap_batched.draw_aurocs's result (macro AUROC (n_draws,) per vector) by linear_columns.
+                       max_columns: int | None = None, exact_below: int = EXACT_BELOW) -> dict[str, np.ndarray]:
+    """bootstrap_batched.draw_aurocs's result (macro AUROC (n_draws,) per vector), linearised.
 
-    Vectors are taken a group at a time so the per-cluster sums of one group stay under MAX_CELLS."""
+    Vectors are built one at a time and only their per-cluster sums kept (a rare class's column, drawn
+    exactly, keeps its rank statistics); a group's sums stay under MAX_CELLS (or `max_columns` AUROC
+    columns), so memory does not grow with the number of vectors."""
     digests = list(dict.fromkeys(digests))
     if not digests:
         return {}
     if np.any(counts != np.round(counts)) or counts.min() < 0:
         raise ValueError("draw_aurocs_linear needs integer case counts")
     n_clusters = counts.shape[1]
-    first = metrics_of(digests[0])
-    per_vector = len(first.auroc_columns)
-    group = max_columns or max(1, MAX_CELLS // (max(n_clusters, 1) * 2 * per_vector + 1))
+    group = max_columns or max(1, MAX_CELLS // (2 * max(n_clusters, 1)))  # about two products per column
     out: dict[str, np.ndarray] = {}
-    for start in range(0, len(digests), group):
-        names = digests[start: start + group]
-        vectors = [first if d == digests[0] else metrics_of(d) for d in names]
-        values = linear_columns([c for v in vectors for c in v.auroc_columns], counts, codes)
-        out.update(_macro(names, vectors, values))
+    shapes, sums, owners = [], _Sums(codes, n_clusters), []
+
+    def flush():
+        nonlocal sums, owners, shapes
+        values = np.empty((len(owners), len(counts)))
+        common = [i for i, (_, exact) in enumerate(owners) if exact is None]
+        if common:
+            values[common] = sums.evaluate(counts)
+        exact_rows = [i for i, (_, exact) in enumerate(owners) if exact is not None]
+        if exact_rows:
+            values[exact_rows] = _exact([owners[i][1] for i in exact_rows], range(len(exact_rows)), counts, codes)
+        out.update(_macro([name for name, _ in shapes], [shape for _, shape in shapes], values))
+        shapes, sums, owners = [], _Sums(codes, n_clusters), []
+
+    for digest in digests:
+        metrics = metrics_of(digest)
+        columns = metrics.auroc_columns
+        for column in columns:
+            if _rare(column, exact_below):
+                owners.append((digest, column))
+            else:
+                sums.add(column)
+                owners.append((digest, None))
+        # what _macro reads of a vector: binary or not, and how many columns it has
+        shapes.append((digest, SimpleNamespace(binary=metrics.binary, auroc_columns=[None] * len(columns))))
+        del metrics, columns
+        if len(owners) >= group:
+            flush()
+    if owners:
+        flush()
     return out

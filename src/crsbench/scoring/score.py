@@ -112,6 +112,9 @@ class ScoreReport:
     # what each axis rests on per task (axis_evidence.axis_evidence) and the cases per class of each set
     axis_evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
     class_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the fingerprint of what this value was computed from (api.scoring_inputs_key), "" when not known:
+    # `report` reuses a stored value only when it equals the fingerprint of what it would score
+    inputs_key: str = ""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""

@@ -1,0 +1,88 @@
+"""`report` after `score` reads the stored scored value instead of rescoring, only for the same inputs, and
+never a tampered or foreign one (report/scored_files.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import textwrap
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from crsbench import api
+from crsbench.cli.main import app
+from crsbench.report.scored_files import FOLDER, VALUE_FILE, read_scored, write_scored
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("scored")
+    suite = root / "s.yaml"
+    suite.write_text(textwrap.dedent(f"""
+        name: tiny
+        output: {root / 'out'}
+        cache: {root / 'cache'}
+        encoders: [raw-pixels, colour-texture]
+        tasks:
+          - name: derm
+            dataset: {{kind: demo, specialty: derm, n_train: 60, n_val: 20, n_test: 30}}
+        seeds: [0, 1, 2]
+        fractions: [0.5, 1.0]
+        perturbations: {{select: [jpeg], severities: [3]}}
+    """))
+    api.run(suite)
+    return root / "out"
+
+
+def _same(a, b):
+    for field in dataclasses.fields(a):
+        left, right = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(left, pd.DataFrame):
+            pd.testing.assert_frame_equal(left, right, check_exact=True)
+        else:
+            assert left == right, field.name
+
+
+def test_report_after_score_reads_the_stored_value_and_it_is_the_same_value(results, tmp_path):
+    scored = runner.invoke(app, ["score", str(results), "--n-boot", "150"])
+    assert scored.exit_code == 0, scored.output
+    assert (results / FOLDER / VALUE_FILE).is_file()
+    reused = runner.invoke(app, ["report", str(results), "--n-boot", "150", "-o", str(tmp_path / "r1")])
+    assert reused.exit_code == 0, reused.output
+    assert "not recomputed" in reused.output and (tmp_path / "r1" / "report.html").is_file()
+    value, was_reused = api.scored_or_score(results, n_boot=150)
+    assert was_reused
+    _same(value, api.score(results, n_boot=150))  # what a fresh score gives, table for table
+    other = runner.invoke(app, ["report", str(results), "--n-boot", "120", "-o", str(tmp_path / "r2")])
+    assert other.exit_code == 0 and "computed for the report" in other.output
+
+
+def test_other_inputs_a_tampered_table_or_a_foreign_schema_are_not_read(results, tmp_path):
+    fresh = api.score(results, n_boot=60)
+    write_scored(fresh, tmp_path)
+    assert read_scored(tmp_path, fresh.inputs_key) is not None
+    assert read_scored(tmp_path, "0" * 64) is None  # other inputs
+    other_reference = api._inputs_key_of(results, None, False, reference="raw-pixels", n_boot=60)
+    assert other_reference != fresh.inputs_key and read_scored(tmp_path, other_reference) is None
+    assert api._inputs_key_of(results, None, False, n_boot=60) == fresh.inputs_key
+
+    edited = tmp_path / "edited"
+    shutil.copytree(tmp_path / FOLDER, edited / FOLDER)
+    table = pd.read_parquet(edited / FOLDER / "scores.parquet")
+    table.iloc[0, table.columns.get_loc("crs")] += 1.0
+    table.to_parquet(edited / FOLDER / "scores.parquet", index=True)
+    assert read_scored(edited, fresh.inputs_key) is None
+
+    foreign = tmp_path / "foreign"
+    shutil.copytree(tmp_path / FOLDER, foreign / FOLDER)
+    document = json.loads((foreign / FOLDER / VALUE_FILE).read_text())
+    for change in ({"schema": "crsbench.scored/0"}, {"fields": {**document["fields"], "__class__": "os.system"}}):
+        (foreign / FOLDER / VALUE_FILE).write_text(json.dumps({**document, **change}))
+        assert read_scored(foreign, fresh.inputs_key) is None
+    (foreign / FOLDER / VALUE_FILE).write_text("not json")
+    assert read_scored(foreign, fresh.inputs_key) is None
