@@ -12,6 +12,7 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
+from _tiny_results import tiny_results
 from crsbench import __version__, api
 from crsbench.cli.main import app
 from crsbench.errors import DataError
@@ -27,22 +28,7 @@ def invoke(*args, columns: int = 200):
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     """Two encoders, one task, three seeds: a results folder scored in a second."""
-    root = tmp_path_factory.mktemp("conventions")
-    suite = root / "s.yaml"
-    suite.write_text(textwrap.dedent(f"""
-        name: tiny
-        output: {root / 'out'}
-        cache: {root / 'cache'}
-        encoders: [raw-pixels, colour-texture]
-        tasks:
-          - name: derm
-            dataset: {{kind: demo, specialty: derm, n_train: 60, n_val: 20, n_test: 30}}
-        seeds: [0, 1, 2]
-        fractions: [0.5, 1.0]
-        perturbations: {{select: [jpeg], severities: [3]}}
-    """))
-    api.run(suite)
-    return root / "out"
+    return tiny_results(tmp_path_factory.mktemp("conventions"))
 
 
 # ----------------------------------------------------------------------------- --version, -q, -v

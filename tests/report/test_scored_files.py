@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import textwrap
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from _tiny_results import tiny_results
 from crsbench import api
 from crsbench.cli.main import app
 from crsbench.report.scored_files import FOLDER, VALUE_FILE, read_scored, write_scored
@@ -21,22 +21,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("scored")
-    suite = root / "s.yaml"
-    suite.write_text(textwrap.dedent(f"""
-        name: tiny
-        output: {root / 'out'}
-        cache: {root / 'cache'}
-        encoders: [raw-pixels, colour-texture]
-        tasks:
-          - name: derm
-            dataset: {{kind: demo, specialty: derm, n_train: 60, n_val: 20, n_test: 30}}
-        seeds: [0, 1, 2]
-        fractions: [0.5, 1.0]
-        perturbations: {{select: [jpeg], severities: [3]}}
-    """))
-    api.run(suite)
-    return root / "out"
+    return tiny_results(tmp_path_factory.mktemp("scored"))
 
 
 def _same(a, b):
