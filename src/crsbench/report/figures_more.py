@@ -118,7 +118,8 @@ def _heat(fig_height: float, matrix: pd.DataFrame, encoders: list[str], cmap: st
     fig = _figure(fig_height, width=COLUMN_WIDTH * (1.0 if matrix.shape[1] <= 4 else 1.5))
     ax = fig.subplots()
     finite = values[np.isfinite(values)]
-    span = float(np.max(np.abs(finite - (centre or 0)))) if finite.size else 1.0
+    # every value at the centre (one encoder against itself): any span colours it neutral
+    span = (float(np.max(np.abs(finite - (centre or 0)))) if finite.size else 0.0) or 1.0
     low, high = ((centre or 0) - span, (centre or 0) + span) if centre is not None else \
         (min(0.0, float(finite.min())) if finite.size else 0.0, float(finite.max()) if finite.size else 1.0)
     image = ax.imshow(values, cmap=cmap, aspect="auto", vmin=low, vmax=high)
@@ -131,7 +132,8 @@ def _heat(fig_height: float, matrix: pd.DataFrame, encoders: list[str], cmap: st
                 ax.text(j, i, format(values[i, j], fmt), ha="center", va="center", fontsize=5.8,
                         color="white" if strength > 0.6 else "#111111")
     ax.set_yticks(range(len(matrix.index)), [label(e) for e in matrix.index])
-    ax.set_xticks(range(len(matrix.columns)), [label(c, 24) for c in matrix.columns], rotation=30, ha="right")  # rotated: room for a whole name
+    # rotated: room for a whole name
+    ax.set_xticks(range(len(matrix.columns)), [label(c, 24) for c in matrix.columns], rotation=30, ha="right")
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
