@@ -98,6 +98,14 @@ def test_the_dataset_table_counts_each_set(cohort):
     assert derm[2] == str(DESIGN.n_cases) and derm[3] == "3"
     assert derm[4] == ", ".join(f"class {k}: {n}" for k, n in enumerate(counts))
     assert "6 perturbation x severity pair(s) (blur, noise)" in derm[5]
+    assert table.headers[4] == "cases per class" and table.headers[5] == "conditions run"
+    assert table.prose_columns == (4, 5)  # running text: wrapped on the page, not one long line
+
+
+def test_prose_columns_wrap_on_the_page(written):
+    html = written.html.read_text()
+    assert 'td.p { text-align: left; white-space: normal;' in html
+    assert html.count('<td class="p">') >= 2  # the dataset table's two text columns, per set
 
 
 def test_captions_say_what_ran_and_names_are_never_cut(written):
@@ -145,3 +153,19 @@ def test_classes_are_named_where_their_names_are_known(cohort):
 
     row = [r for r in tables.dataset_table(Report).rows if r[0] == "derm"][0]
     assert row[4].startswith("nevus: ") and "other_lesion: " in row[4]
+
+
+def test_the_small_class_sentence_names_the_class_the_counts_table_names():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from crsbench.report.claims import small_class_sentences
+
+    counts = pd.DataFrame({"task": ["t", "t", "t"], "set": ["test", "test", "shift:site-b"], "class": [0, 1, 1],
+                           "name": ["covid19", "no_finding", "no_finding"], "cases": [86, 4, 2]})
+    text = " ".join(small_class_sentences(SimpleNamespace(class_counts=counts)))
+    assert "no_finding has 4 case(s) in the test set; no_finding has 2 case(s) in the shift set site-b" in text
+    assert "class 1" not in text and "covid19" not in text
+    given = " ".join(small_class_sentences(SimpleNamespace(class_counts=counts), ("a", "b")))
+    assert "b has 4 case(s)" in given  # names passed in win over the table's

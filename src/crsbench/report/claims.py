@@ -68,6 +68,13 @@ def thin_sentences(thin: Mapping[str, str]) -> list[str]:
     return out
 
 
+def _named(row, class_names=None) -> str:
+    """A class of the class-counts table: by `class_names` when given, else by the name the table keeps."""
+    if class_names is None and isinstance(row.get("name"), str) and row["name"]:
+        return str(row["name"])
+    return class_name(int(row["class"]), class_names)
+
+
 def small_class_sentences(report: ScoreReport, class_names=None) -> list[str]:
     """Classes with fewer test or shift cases than the minimum, by name."""
     counts = getattr(report, "class_counts", None)
@@ -76,7 +83,7 @@ def small_class_sentences(report: ScoreReport, class_names=None) -> list[str]:
     small = counts[counts["cases"] < MIN_CASES_PER_CLASS]
     if small.empty:
         return []
-    parts = [f"{class_name(int(r['class']), class_names)} has {int(r['cases'])} case(s) in the "
+    parts = [f"{_named(r, class_names)} has {int(r['cases'])} case(s) in the "
              f"{'test set' if r['set'] == 'test' else 'shift set ' + str(r['set']).removeprefix('shift:')}"
              for _, r in small.iterrows()]
     return [f"Small classes (fewer than {MIN_CASES_PER_CLASS} cases): {'; '.join(parts)}: their AUROC and "

@@ -28,6 +28,7 @@ class Table:
     caption: str = ""
     emphasis: list[bool] = field(default_factory=list)  # rows drawn bold (the leading tier)
     text_columns: int = 1  # leading columns of names, aligned left
+    prose_columns: tuple[int, ...] = ()  # columns of running text: aligned left and wrapped, not one long line
 
 
 def interval_cell(row) -> str:
@@ -171,4 +172,5 @@ def dataset_table(report: ScoreReport) -> Table:
                          run if name == "test" else "tested only"])
     return Table("Datasets (evaluation sets as scored)", ["task", "set", "cases", "classes", "cases per class",
                                                           "conditions run"], rows,
-                 "from the run records; multi-label sets count positives per label", text_columns=2)
+                 "from the run records; multi-label sets count positives per label", text_columns=2,
+                 prose_columns=(4, 5))
