@@ -173,7 +173,10 @@ def test_auto_takes_the_exact_engine_while_it_is_cheap_and_says_when_it_does_not
     forced = case_bootstrap(records, stored, axis_scores, "a", config.model_copy(update={"bootstrap_engine": "batched"}))
     assert forced.engine == "batched"
     report = score_records(records, "a", config, predictions=stored)
-    assert any("linearised engine" in note and "bootstrap_engine: batched" in note for note in report.notes)
+    note = next(note for note in report.notes if "linearised engine" in note)
+    assert "bootstrap_engine: batched" in note
+    assert f"at most about {3 / np.sqrt(DESIGN.n_cases):.0%} of the bootstrap spread" in note  # 3/sqrt(600): 12 %
+    assert f"({DESIGN.n_cases:,} cases;" in note
 
 
 def test_a_vector_with_a_rare_class_gets_that_column_exactly_and_the_rest_linearised():

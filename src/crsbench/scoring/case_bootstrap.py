@@ -321,6 +321,7 @@ class CaseBootstrap:
     method: str = INTERVAL_METHOD
     engine: str = "batched"  # the engine that ran (auto resolved)
     exact_work: float = 0.0  # column-case-draws of the exact AUROC draws, what auto compared with EXACT_LIMIT
+    smallest_set: int = 0  # cases of the smallest test or shift set the AUROC draws read
 
     @property
     def overall(self) -> BootstrapResult:
@@ -347,7 +348,7 @@ def case_bootstrap(
     records = Records.of(records)  # validated once; plan_tasks and the task types reuse it
     plans = plan_tasks(records, stored, axis_scores)
     task_types = _task_types(records.frame)
-    work = exact_work(plans, stored, task_types, config.n_boot + 1)
+    work, smallest = exact_work(plans, stored, task_types, config.n_boot + 1)
     if engine == "auto":
         engine = "batched" if work <= EXACT_LIMIT else "linearised"
     encoders = list(axis_scores.encoders)
@@ -395,13 +396,15 @@ def case_bootstrap(
     rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
         np.full((config.n_boot, n_enc), np.nan)
-    return CaseBootstrap(results, auroc, pd.DataFrame(rows), engine=engine, exact_work=work)
+    return CaseBootstrap(results, auroc, pd.DataFrame(rows), engine=engine, exact_work=work, smallest_set=smallest)
 
 
-def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str], n_draws: int) -> float:
-    """Column-case-draws the exact AUROC draws take: per task, the vectors read x their AUROC columns x the
-    cases of their test (or shift) set x the draws. Read from the prediction files' shapes only."""
-    total = 0.0
+def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str],
+               n_draws: int) -> tuple[float, int]:
+    """(column-case-draws the exact AUROC draws take, cases of the smallest set they read): per task, the
+    vectors read x their AUROC columns x the cases of their test (or shift) set x the draws. Read from the
+    prediction files' shapes only."""
+    total, smallest = 0.0, 0
     for plan in plans:
         test_digests, shift_digests = task_digests(plan)
         for digests, test_set in ((test_digests, plan.test_set), (shift_digests, plan.shift_set)):
@@ -410,7 +413,8 @@ def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[
             n_cases, width = stored.probabilities(digests[0]).shape
             columns = 1 if width == 2 and task_types[plan.task] != "multi_label" else width
             total += float(len(digests)) * columns * n_cases * n_draws
-    return total
+            smallest = n_cases if not smallest else min(smallest, n_cases)
+    return total, smallest
 
 
 def _batched_aurocs(plan: TaskPlan, stored: Predictions, task_type: str, counts: np.ndarray, codes: np.ndarray,

@@ -368,10 +368,13 @@ def bootstrap_stage(
         notes = [f"intervals and tiers: {boot.label}, {config.n_boot} draws, {boot.method} intervals; "
                  "leading tier simultaneous over the differences to the top (max statistic)"]
         if boot.engine == "linearised":
-            notes.append(f"each draw's AUROCs by the linearised engine (one matrix product; the degenerate second-order "
-                         f"term of the Mann-Whitney statistic dropped, an error of a few percent of the bootstrap "
-                         f"spread at this size): the exact draws would be {boot.exact_work:.1e} column-case-draws; "
-                         "crs: {bootstrap_engine: batched} forces them")
+            # the error bound measured against the exact draws: rms <= 3/sqrt(n) of the spread (docs/bootstrap.md)
+            share = min(1.0, 3.0 / max(boot.smallest_set, 1) ** 0.5)
+            notes.append(f"each draw's AUROCs by the linearised engine (one matrix product, the degenerate second-order "
+                         f"term of the Mann-Whitney statistic dropped): its error is at most about {share:.0%} of "
+                         f"the bootstrap spread on the smallest set here ({boot.smallest_set:,} cases; 3/sqrt(cases), "
+                         f"measured against the exact draws); the exact draws would be {boot.exact_work:.1e} "
+                         "column-case-draws; crs: {bootstrap_engine: batched} forces them")
         return boot, notes
     notes = [f"intervals and tiers: {SEED_ONLY_LABEL}"] + _seed_count_notes(len(axis_scores.seeds), config.interval)
     if config.resample == "cases":
