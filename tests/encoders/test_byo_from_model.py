@@ -21,7 +21,7 @@ from crsbench.errors import EncoderError  # noqa: E402
 
 from _zoo_helpers import offline  # noqa: E402,F401
 
-# the parity bounds of tests/test_pixel_parity.py, in grey levels: the library resizes rounded uint8
+# the parity bounds of tests/encoders/test_pixel_parity.py, in grey levels: the library resizes rounded uint8
 # images, the project float ones (max, mean)
 TOL = {"bilinear": (1.5, 0.4), "bicubic": (4.0, 0.4)}
 

@@ -2,7 +2,7 @@
 
 Every number a sentence quotes is a field of the score value (its tables, `axis_evidence`,
 `class_counts`) or of `separation_table`, which this module derives from the tier's interval and
-returns as a table beside the sentences; tests/test_prose_numbers.py parses the numbers back out of
+returns as a table beside the sentences; tests/report/test_prose_numbers.py parses the numbers back out of
 the sentences and checks each against its field.
 
 Sample size. The tier keeps an encoder while the one-sided simultaneous bound of its CRS difference
@@ -11,7 +11,7 @@ independent test units (patients when grouped), so with q = h / se (the tier's c
 test set of n' units separates the pair with probability about Phi(diff / se' - q), se' = se sqrt(n / n'),
 if the difference is as measured. The advice quotes n' for a stated chance (SEPARATION_POWER), and the
 n' at which the bound would just touch 0 on a test set like this one (half the time). Checked by
-simulation in tests/test_sample_size_advice.py.
+simulation in tests/selection/test_sample_size_advice.py.
 """
 
 from __future__ import annotations
