@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 import io
+import json
 import os
 import platform
 import re
@@ -318,6 +319,14 @@ def test_cli_bundle_compare_and_leaderboard(runs, bundles, tmp_path):
     compared = runner.invoke(app, ["compare", str(bundles["a"]), str(bundles["b"]), "--n-boot", "50"])
     assert compared.exit_code == 0, compared.output
     assert "pixels-4" in compared.output and "Leading tier" in compared.output
+    as_json = runner.invoke(app, ["compare", str(bundles["a"]), str(bundles["b"]), "--n-boot", "50", "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    data = json.loads(as_json.stdout)  # standard output holds the JSON alone
+    scored = api.compare([bundles["a"], bundles["b"]], n_boot=50)
+    assert data["schema"] == "crsbench.compare/1" and data["departures"] == [] and data["written"] is None
+    assert [e["encoder"] for e in data["encoders"]] == list(scored.scores.index)
+    assert [e["crs"] for e in data["encoders"]] == pytest.approx(list(scored.scores["crs"]))
+    assert len(data["sources"]) == 2 and data["leading_tier"] == list(scored.leading_tier)
     other = tmp_path / "other.crsb"
     members = _members(bundles["b"])
     refused = runner.invoke(app, ["compare", str(bundles["a"]), str(_zip(other, {**members, "x.json": b"{}"}))])

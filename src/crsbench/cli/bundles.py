@@ -21,6 +21,7 @@ ALLOW = typer.Option(None, "--allow", help="Score despite this field differing, 
                      "(protocol, solver, tasks, dataset, split, seeds, fractions, conditions, crs); repeatable.")
 REFERENCE = typer.Option(None, "--reference", "-r", help="Reference encoder (default: the first source's suite's).")
 N_BOOT = typer.Option(10_000, "--n-boot", min=0, help="Bootstrap draws (0: none).")
+COMPARE_SCHEMA = "crsbench.compare/1"  # crsbench.score/1's keys, plus the departures and the sources merged
 
 
 def bundle(
@@ -48,19 +49,28 @@ def compare(
     reference: Optional[str] = REFERENCE,
     n_boot: int = N_BOOT,
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write the score tables here (CSV, Parquet, JSON)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON document (docs/cli.md)."),
 ) -> None:
     """Score bundles and results folders as one cohort, refusing sources that are not comparable."""
     from crsbench import api, report
 
-    out = Output()
+    out = Output(as_json)
     with out.progress().task(f"compare ({n_boot} bootstrap draws)", total=None):
         scored = api.compare(sources, reference=reference, allow=tuple(allow or ()), n_boot=n_boot)
     _departure_lines(out, scored)
     show_scores(out, scored)
+    folder = None
     if out_dir is not None:
         written = report.write_score_report(scored, out_dir)
-        out.result(f"scores written to {next(iter(written.values())).parent} (CSV, Parquet, JSON)")
+        folder = next(iter(written.values())).parent
+        out.result(f"scores written to {folder} (CSV, Parquet, JSON)")
     _departure_lines(out, scored)  # last too: a reader of the tail sees it
+    if as_json:
+        from crsbench.report.terminal import scores_data
+
+        out.json({**scores_data(scored), "schema": COMPARE_SCHEMA, "departures": list(scored.settings.departures),
+                  "sources": [dict(s) for s in scored.settings.sources],
+                  "written": None if folder is None else str(folder)})
 
 
 def leaderboard(
