@@ -332,23 +332,27 @@ def test_a_twin_shares_its_encoders_noise_and_records_from_predictions_round_tri
     pd.testing.assert_frame_equal(compute_axes(rebuilt).table, compute_axes(records).table)
 
 
+PAIRED_REPETITIONS = 100  # paired, so the engines' difference is tight with half the cohorts of the test above
+
+
 @pytest.mark.slow
 def test_the_linearised_engine_covers_as_the_exact_one_on_the_same_cohorts():
-    """The same REPETITIONS cohorts and draws scored by both engines (case_bootstrap.ENGINES): the linearised
-    AUROC draws must reach the exact engine's coverage of the population CRS and find the same tier.
+    """The same PAIRED_REPETITIONS cohorts and draws scored by both engines (case_bootstrap.ENGINES): the
+    linearised AUROC draws must reach the exact engine's coverage of the population CRS and find the same tier.
 
     Paired on the same cohorts and draws, so the difference in coverage has a far smaller Monte Carlo error
     than either figure: the share of (repetition, encoder) intervals on which the two engines disagree about
-    covering bounds it. Measured (seed 2024, 732 cases): coverage exact 0.935, linearised 0.933 (each
-    +-0.015 Monte Carlo s.e. alone), intervals disagreeing on coverage 3 of 600 (0.005); tiers identical in
-    196 of 200 repetitions; endpoints differ by a median 0.6 % and at most 3.7 % of the interval's width."""
+    covering bounds it. Measured (seed 2024, 732 cases, 100 cohorts): coverage exact 0.933, linearised 0.933
+    (each +-0.021 Monte Carlo s.e. alone, so the absolute band is the documented 0.90-0.98), intervals
+    disagreeing on coverage 0 of 300; tiers identical in 98 of 100 cohorts; endpoints differ by a median
+    0.6 % and at most 3.7 % of the interval's width (200 cohorts: 0.933 vs 0.935, 3 of 600, 196 of 200)."""
     config = CRSConfig(n_boot=DRAWS, n_weight_draws=0)
     truth = population_crs(DESIGN, "a", config)
     rng = np.random.default_rng(2024)
     covered = {"batched": [], "linearised": []}
     same_tier, shifts = [], []
     axis_scores = None
-    for repetition in range(REPETITIONS):
+    for repetition in range(PAIRED_REPETITIONS):
         records, stored = simulate(DESIGN, rng)
         axis_scores = axis_scores or compute_axes(records, delta=config.delta, predictions=stored)
         seeded = config.model_copy(update={"seed": repetition})
@@ -365,9 +369,9 @@ def test_the_linearised_engine_covers_as_the_exact_one_on_the_same_cohorts():
     coverage_exact, coverage_linear = float(exact_hits.mean()), float(linear_hits.mean())
     disagreement = float((exact_hits != linear_hits).mean())
     print(f"\ncoverage exact {coverage_exact:.3f}, linearised {coverage_linear:.3f}; intervals disagreeing on "
-          f"coverage {disagreement:.4f} of {exact_hits.size}; same tier in {np.mean(same_tier):.3f} of {REPETITIONS}; "
+          f"coverage {disagreement:.4f} of {exact_hits.size}; same tier in {np.mean(same_tier):.3f} of {PAIRED_REPETITIONS}; "
           f"endpoint shift / width: median {np.median(shifts):.4f}, max {np.max(shifts):.4f}")
-    assert 0.92 <= coverage_linear <= 0.98
+    assert 0.90 <= coverage_linear <= 0.98
     assert disagreement <= 0.02  # |coverage difference| <= the disagreement share
     assert np.mean(same_tier) >= 0.95
     assert np.median(shifts) < 0.05
