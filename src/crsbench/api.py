@@ -385,7 +385,10 @@ def scored_or_score(results: str | Path, *, suite_hash: str | None = None, parti
     if stored is not None:
         return stored, True
     scored = score(results, suite_hash=suite_hash, partial=partial, **settings)
-    write_scored(scored, base)
+    try:
+        write_scored(scored, base)
+    except OSError:  # results one may read but not write (a colleague's, a read-only mount): no stored value
+        pass
     return scored, False
 
 
@@ -404,7 +407,6 @@ def _inputs_key_of(results, suite_hash, partial, reference=None, class_names=Non
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:
     from crsbench.report import write_score_report
-
     from crsbench.report.scored_files import write_scored
 
     base = Path(results) if Path(results).is_dir() else Path(results).parent

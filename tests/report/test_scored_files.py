@@ -71,3 +71,16 @@ def test_other_inputs_a_tampered_table_or_a_foreign_schema_are_not_read(results,
         assert read_scored(foreign, fresh.inputs_key) is None
     (foreign / FOLDER / VALUE_FILE).write_text("not json")
     assert read_scored(foreign, fresh.inputs_key) is None
+
+
+def test_a_report_of_results_it_cannot_write_to_is_still_written(results, tmp_path, monkeypatch):
+    import crsbench.report.scored_files as scored_files
+
+    def refuse(*_args, **_kwargs):
+        raise PermissionError(13, "Permission denied", str(results / FOLDER))
+
+    monkeypatch.setattr(scored_files, "write_scored", refuse)
+    value, reused = api.scored_or_score(results, n_boot=40)
+    assert not reused and value.inputs_key
+    written = api.write_report(results, tmp_path / "r", n_boot=40)
+    assert written.html.is_file()
