@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Optional
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from crsbench.crs import components as comp
 
 COMPONENTS: tuple[str, ...] = ("skill",)
 SKILL_POINTS = 100.0  # the CRS in skill points: 1 point = 0.01 of the span from no value to perfect
@@ -39,6 +41,9 @@ DEFAULT_MARGIN = 0.02  # AUROC: the sample-size answer's tolerance
 DEFAULT_N_BOOT = 10_000
 DEFAULT_LEVEL = 0.95
 INTERVAL_METHODS: tuple[str, ...] = ("percentile", "expanded")
+# which function of the skills ranks (docs/crs.md section 2): the weighted mean, or the published components
+DEFINITIONS: tuple[str, ...] = ("mean_of_skills", "components")
+DEFAULT_DEFINITION = "mean_of_skills"
 DEFAULT_INTERVAL = "expanded"
 
 # The "no value" level of each axis and its span to a perfect value (docs/crs.md, section 2).
@@ -95,6 +100,24 @@ class CRSConfig(BaseModel):
         "one matrix product (linearised), or exactly while that is cheap (auto)"
     )
 
+    definition: Literal["mean_of_skills", "components"] = Field(
+        DEFAULT_DEFINITION, description="the CRS that ranks: the weighted mean of the skills, or the composite of "
+        "dominance over the reference, profile balance and worst axis (docs/crs.md)"
+    )
+    component_weights: Optional[dict[str, float]] = Field(
+        None, description="weights of dominance, balance and worst (the components definition); default equal"
+    )
+    tolerance: float = Field(comp.DEFAULT_TOLERANCE, gt=0, lt=1, allow_inf_nan=False,
+                             description="per-axis tolerance of the Pareto relations, in skill units")
+    balance_tau: float = Field(comp.DEFAULT_BALANCE_TAU, gt=0, allow_inf_nan=False,
+                               description="temperature of the balance's soft minimum, in skill units")
+
+    @field_validator("component_weights")
+    @classmethod
+    def _components(cls, weights: Optional[dict[str, float]]) -> Optional[dict[str, float]]:
+        comp.component_weight_vector(weights)
+        return weights
+
     @field_validator("anchors")
     @classmethod
     def _anchors(cls, anchors: Optional[dict[str, float]]) -> Optional[dict[str, float]]:
@@ -132,7 +155,16 @@ class CRSConfig(BaseModel):
             anchors=self.anchor_vector(axes),
             scales=self.scale_vector(axes),
             axis_weights=axis_weight_vector(list(axes), self.axis_weights),
+            definition=self.definition,
+            component_weights=comp.component_weight_vector(self.component_weights),
+            tolerance=self.tolerance,
+            balance_tau=self.balance_tau,
         )
+
+    def other_definition(self) -> "CRSConfig":
+        """The same settings under the definition that does not rank: what every output shows beside."""
+        other = next(d for d in DEFINITIONS if d != self.definition)
+        return self.model_copy(update={"definition": other})
 
 
 def _per_axis(axes: Sequence[str], defaults: Mapping[str, float], given: Mapping[str, float] | None, what: str) -> np.ndarray:
@@ -154,6 +186,10 @@ class ChainSettings:
     anchors: np.ndarray
     scales: np.ndarray
     axis_weights: np.ndarray
+    definition: str = DEFAULT_DEFINITION
+    component_weights: np.ndarray = field(default_factory=lambda: comp.component_weight_vector(None))
+    tolerance: float = comp.DEFAULT_TOLERANCE
+    balance_tau: float = comp.DEFAULT_BALANCE_TAU
 
     def __post_init__(self) -> None:
         if not np.all(np.isfinite(self.scales) & (np.asarray(self.scales) > 0)):
@@ -265,6 +301,10 @@ def crs_chain(values: np.ndarray, ref: int, chain: ChainSettings) -> CRSBatch:
     weighted = np.where(weights > 0, SKILL_POINTS * weights * scaled, 0.0)
     skill = weighted.sum(axis=-1)
     contribution = weighted - weighted[..., ref : ref + 1, :] + 0.0
+    if chain.definition == "components":
+        crs = comp.components(scaled, ref, weights=chain.axis_weights, component_weights=chain.component_weights,
+                              tol=chain.tolerance, tau=chain.balance_tau).crs
+        return CRSBatch(crs, skill, scaled, contribution)
     return CRSBatch(_minus_reference(skill, ref), skill, scaled, contribution)
 
 
