@@ -327,6 +327,13 @@ def test_cli_bundle_compare_and_leaderboard(runs, bundles, tmp_path):
     assert [e["encoder"] for e in data["encoders"]] == list(scored.scores.index)
     assert [e["crs"] for e in data["encoders"]] == pytest.approx(list(scored.scores["crs"]))
     assert len(data["sources"]) == 2 and data["leading_tier"] == list(scored.leading_tier)
+    # the published components ride with every score document (docs/crs.md section 2b)
+    assert {"definition", "components", "pareto_front", "pareto_pairs", "orders", "disagreements"} <= set(data)
+    assert {"p_dominates_reference", "p_front", "balance", "worst_axis"} <= set(data["components"][0])
+    components = runner.invoke(app, ["compare", str(bundles["a"]), str(bundles["b"]), "--n-boot", "20", "--json",
+                                     "--crs-definition", "components"])
+    assert components.exit_code == 0, components.output
+    assert json.loads(components.stdout)["definition"] == "components"
     other = tmp_path / "other.crsb"
     members = _members(bundles["b"])
     refused = runner.invoke(app, ["compare", str(bundles["a"]), str(_zip(other, {**members, "x.json": b"{}"}))])
@@ -355,8 +362,12 @@ def test_leaderboard_rows_filters_and_provenance(bundles, tmp_path):
     assert [len(s["rows"]) for s in derm["scopes"]] == [1, 1, 1]  # two tasks and across tasks
     assert derm["scopes"][-1]["rows"][0]["crs"] == values["everyone"]["scopes"][-1]["rows"][
         [r["encoder"] for r in values["everyone"]["scopes"][-1]["rows"]].index("pixels-4")]["crs"]
+    assert values["components_data"]["definition"] == "mean_of_skills"
+    assert {"components", "pareto_front", "orders", "disagreements"} <= set(values["components_data"])
+    assert {"p_front", "p_dominates_reference", "balance"} <= set(values["components_data"]["components"][0])
     html = render(scored, cohort)
     assert "<script" not in html.lower() and "<b>" not in html and "group&lt;b&gt;.crsb" in html
+    assert 'id="components"' in html and values["components"][0]["front (P)"] in html
     assert html.count('class="view') == len(values["views"]) + 1 and ".view:target" in html
     assert b.bundle_id[:16] in html and a.bundle_id[:16] in html
 

@@ -4,6 +4,7 @@ planted answer, and the real PH2 and RetinaMNIST cohorts with the offline encode
 from __future__ import annotations
 
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -247,3 +248,14 @@ def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
     assert all(" ".join(sentence.split()) in flat for sentence in selection.advice)
+    assert "Components across tasks" in flat and "side by side" in flat
+    # --crs-definition reaches the suite select writes, and select --json carries the components
+    as_json = _select(folder, "--encoders", "raw-pixels@input_size=16,colour-texture", "--label-column", "diagnosis",
+                      "--budget", "10m", "--seeds", "3", "--fractions", "0.5", "-o", tmp_path / "lib",
+                      "--cache-dir", tmp_path / "cache", "--crs-definition", "components", "--json")
+    assert as_json.exit_code == 0, as_json.output
+    scores = json.loads(as_json.stdout)["scores"]
+    assert scores["definition"] == "components" and scores["orders"]["components"] == \
+        [e["encoder"] for e in scores["encoders"]]
+    assert {"p_front", "p_dominates_reference", "worst_axis", "balance_low"} <= set(scores["components"][0])
+    assert "definition: components" in (tmp_path / "lib" / "suite.yaml").read_text()

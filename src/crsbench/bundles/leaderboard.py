@@ -25,7 +25,8 @@ from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
 from crsbench.core.printable import printable
 from crsbench.report.tables import interval_cell, tier_cell
-from crsbench.report.terminal import AXIS_HEADERS, fmt
+from crsbench.report.components_view import DEFINITION_WORDS, component_rows
+from crsbench.report.terminal import AXIS_HEADERS, fmt, json_ready
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score import ScoreReport
@@ -139,6 +140,11 @@ def context(report: ScoreReport, cohort: Cohort) -> dict:
         "sources": list(report.settings.sources),
         "provenance": [facts[e] for e in encoders if e in facts],
         "tasks": list(report.settings.tasks),
+        # the published components, across tasks, with their bootstrap probabilities (docs/crs.md)
+        "definition": DEFINITION_WORDS.get(report.settings.get("definition"), "mean of skills"),
+        "components": component_rows(report),
+        "components_data": json_ready(report.summary(), ("definition", "components", "pareto_front", "orders",
+                                                         "disagreements")),
     }
 
 

@@ -11,6 +11,7 @@ import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
+from crsbench.cli.options import CRS_DEFINITION, CRSDefinition, definition_settings
 from crsbench.cli.show import show_scores
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
@@ -50,13 +51,15 @@ def compare(
     n_boot: int = N_BOOT,
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write the score tables here (CSV, Parquet, JSON)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON document (docs/cli.md)."),
+    definition: Optional[CRSDefinition] = CRS_DEFINITION,
 ) -> None:
     """Score bundles and results folders as one cohort, refusing sources that are not comparable."""
     from crsbench import api, report
 
     out = Output(as_json)
     with out.progress().task(f"compare ({n_boot} bootstrap draws)", total=None):
-        scored = api.compare(sources, reference=reference, allow=tuple(allow or ()), n_boot=n_boot)
+        scored = api.compare(sources, reference=reference, allow=tuple(allow or ()), n_boot=n_boot,
+                             **definition_settings(definition))
     _departure_lines(out, scored)
     show_scores(out, scored)
     folder = None

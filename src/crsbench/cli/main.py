@@ -21,6 +21,7 @@ from crsbench.cli.bundles import register as register_bundle_commands
 from crsbench.cli.datasets import datasets_app
 from crsbench.cli.encoders import encoders_app
 from crsbench.cli.errors import fail, handled
+from crsbench.cli.options import CRS_DEFINITION, CRSDefinition, definition_settings
 from crsbench.cli.select import select
 from crsbench.cli.show import show_scores
 from crsbench.errors import DataError
@@ -88,13 +89,14 @@ def _run_and_render(out: Output, suite, cache_dir: Optional[Path], wait_s: float
 
 
 def _score(out: Output, results_dir: Path, reference: Optional[str], n_boot: int, out_dir: Optional[Path] = None,
-           suite_hash: Optional[str] = None, partial: bool = False):
+           suite_hash: Optional[str] = None, partial: bool = False, definition: Optional[CRSDefinition] = None):
     """The score report and the folder its files were written to, and how long both took."""
     from crsbench import api
 
     started = time.perf_counter()
     with out.progress().task(f"score ({n_boot} bootstrap draws)", total=None):  # a log hears of it
-        scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial)
+        scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial,
+                           **definition_settings(definition))
         written = api.write_scores(scored, results_dir, out_dir)
     return scored, next(iter(written.values())).parent, time.perf_counter() - started
 
@@ -226,10 +228,11 @@ def score(
     suite_hash: Optional[str] = SUITE_HASH,
     partial: bool = PARTIAL,
     as_json: bool = JSON,
+    definition: Optional[CRSDefinition] = CRS_DEFINITION,
 ) -> None:
-    """Score the encoders: four axes, skill, CRS, interval, leading tier, AUROC vs CRS rank."""
+    """Score the encoders: four axes, skill, CRS, interval, leading tier, AUROC vs CRS rank, the components."""
     out = Output(as_json)
-    scored, folder, seconds = _score(out, results_dir, reference, n_boot, out_dir, suite_hash, partial)
+    scored, folder, seconds = _score(out, results_dir, reference, n_boot, out_dir, suite_hash, partial, definition)
     _render_scores(out, scored, folder, seconds)
     if as_json:
         from crsbench.report.terminal import scores_data
@@ -247,10 +250,11 @@ def report_command(
     partial: bool = PARTIAL,
     n_boot: Optional[int] = typer.Option(None, "--n-boot", min=0,
                                          help="Bootstrap draws (default: the suite's, else 10,000)."),
+    definition: Optional[CRSDefinition] = CRS_DEFINITION,
 ) -> None:
     """Write report.html (self-contained), report.md and every figure as PNG and SVG. Reads the scores that
     `score` stored for the same records and settings instead of recomputing them."""
-    settings = {} if n_boot is None else {"n_boot": n_boot}
+    settings = {**({} if n_boot is None else {"n_boot": n_boot}), **definition_settings(definition)}
     written = _write_report(Output(), results_dir, out_dir, suite_hash=suite_hash, partial=partial, **settings)
     if open_report:
         import webbrowser

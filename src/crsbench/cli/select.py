@@ -20,6 +20,8 @@ import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
+from crsbench.cli.show import show_components
+from crsbench.cli.options import CRS_DEFINITION, CRSDefinition, definition_settings
 from crsbench.errors import DataError
 from crsbench.core.modalities import ALIASES, MODALITIES, canonical_modality
 
@@ -126,6 +128,7 @@ def select(
                                 help="Folder for the suite, results, report."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the task and the plan, write the suite, run nothing."),
+    definition: Optional[CRSDefinition] = CRS_DEFINITION,
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON document (docs/cli.md); "
                                  "progress and messages go to standard error."),
 ) -> None:
@@ -141,7 +144,7 @@ def select(
         data=data, encoders=encoders, budget_s=parse_duration(budget), modality=_modality(modality),
         label_column=label_column, image_column=image_column, group_column=group_column, ordinal=ordinal,
         shift=shift, fractions=_fractions(fractions), seeds=seeds, output=output, cache_dir=cache_dir,
-        over_budget=over_budget,
+        over_budget=over_budget, crs_definition=definition_settings(definition).get("definition"),
     )
     selection = api.select(request, say=lines.say, progress=out.progress(lines.run_message), dry_run=dry_run)
     if as_json:
@@ -155,6 +158,7 @@ def select(
     for sentence in selection.advice:
         out.result(sentence)
     out.show(report.scores_table(scored))
+    show_components(out, scored)
     out.result(f"report: {selection.report_html}")
     out.show(selection.timing)
 

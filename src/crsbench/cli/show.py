@@ -18,6 +18,19 @@ def show_scores(out: Output, scored: ScoreReport) -> None:
     for table in report.task_tables(scored):
         out.show(table)
     out.show(report.scores_table(scored))
+    show_components(out, scored)
     for line in report.score_lines(scored, with_tier=False):
         out.show(line)
     out.result(leading_tier_line(scored))
+
+
+def show_components(out: Output, scored: ScoreReport) -> None:
+    """The components table, both definitions' orders and the pairs they part on."""
+    from crsbench.report.components_view import components_table, disagreement_lines, orders_table
+
+    if not len(scored.components):
+        return
+    out.show(components_table(scored))
+    out.show(orders_table(scored))
+    for line in disagreement_lines(scored):
+        out.show(line)

@@ -511,6 +511,7 @@ CROSS_TASK: tuple[tuple[str, str, object, Callable], ...] = (
     ("auroc_vs_crs", "AUROC against CRS",
      "Cross-task AUROC against CRS; vertical bars: CRS interval; ringed: the Pareto front (no encoder better on "
      "both); filled: the leading tier.", auroc_vs_crs),
+    ("pareto_front", "The Pareto front of the four skills", lambda data, task=None: _front_caption(data), None),
     ("rank_shift", "From the AUROC ranking to the CRS ranking",
      "Each line joins an encoder's AUROC rank to its CRS rank; bold solid lines are encoders in a pair the two "
      "rankings order differently.", rank_shift),
@@ -535,6 +536,12 @@ PER_TASK: tuple[tuple[str, str, object, Callable], ...] = (
     ("per_class_auroc", "Per-class AUROC",
      "One-vs-rest AUROC per class on the clean test at 100% labels (seed mean); n: test cases of the class.", None),
 )
+
+
+def _front_caption(data: ReportData) -> str:
+    from crsbench.report.figures_front import caption
+
+    return caption(data)
 
 
 def _caption(caption, data: ReportData, task=None) -> str:

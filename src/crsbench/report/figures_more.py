@@ -19,6 +19,7 @@ from matplotlib.ticker import MaxNLocator
 from crsbench.scoring.axes import AXES
 from crsbench.report import evidence
 from crsbench.report.figures import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, label
+from crsbench.report.figures_front import pareto_front_figure
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.report.page import ReportData
@@ -228,4 +229,4 @@ def score_against_cost(data: ReportData) -> Drawn:
 
 
 BUILDERS = {"forest": forest, "encoder_task": encoder_task_heatmap, "encoder_perturbation": encoder_perturbation_heatmap,
-            "score_cost": score_against_cost, "per_class_auroc": per_class_auroc}
+            "score_cost": score_against_cost, "per_class_auroc": per_class_auroc, "pareto_front": pareto_front_figure}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from crsbench.core.printable import printable
-from crsbench.report import evidence, figures, figures_more, narrative, sources, tables
+from crsbench.report import components_view, evidence, figures, figures_more, narrative, sources, tables
 from crsbench.report.terminal import partial_prefix
 
 if TYPE_CHECKING:  # annotations only
@@ -191,6 +191,8 @@ def _context(data: ReportData, drawn: list[FigureFile], generated_at: str) -> di
                                                evidence.worst_conditions(data.records)),
         "score_tables": tables.score_tables(report),
         "rank_table": tables.rank_table(report),
+        "component_tables": components_view.page_tables(report),
+        "crs_formula": components_view.definition_formula(report),
         "metrics_table": tables.metrics_table(data.records, report),
         "dataset_table": tables.dataset_table(report),
         "cross_figures": [f for f in drawn if f.task is None],
@@ -228,7 +230,9 @@ def markdown(context: dict, figure_folder: str) -> str:
     lines += [f"- {md(s)}" for s in context["summary"]] + ["", "## Scores", ""]
     for table in context["score_tables"]:
         lines += _md_table(table)
-    lines += _md_table(context["rank_table"]) + _md_table(context["metrics_table"]) + _md_table(context["dataset_table"])
+    lines += [f"Ranking definition: {md(context['crs_formula'])}", ""]
+    for table in [context["rank_table"], *context["component_tables"], context["metrics_table"], context["dataset_table"]]:
+        lines += _md_table(table)
     lines += ["## Figures", ""]
     for figure in context["cross_figures"] + [f for fs in context["task_figures"].values() for f in fs]:
         if figure.absent:

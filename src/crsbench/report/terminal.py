@@ -118,8 +118,9 @@ def constants_line(report: ScoreReport) -> str:
     weights = settings.axis_weights
     pairs = ", ".join(f"{AXIS_HEADERS.get(a, a)} ({anchors[a]:g} + {scales[a]:g} u, w={weights.get(a, float('nan')):.2f})"
                       for a in anchors)
-    return (f"skill u = (value - no-value level) / span to perfect: {pairs}; "
-            "CRS = 100 * sum w u, minus the reference's (skill points)")
+    from crsbench.report.components_view import definition_formula
+
+    return f"skill u = (value - no-value level) / span to perfect: {pairs}; {definition_formula(report)}"
 
 
 def _interval_cell(row) -> Text:
@@ -455,7 +456,22 @@ def scores_data(report: ScoreReport) -> dict:
         "tasks": tasks,
         "rank_agreement": {k: _number(v) for k, v in agreement.items()} if agreement else None,
         "notes": list(report.notes),
+        # the components, both definitions' orders and the pairs they part on (docs/cli.md)
+        **json_ready(report.summary(), ("definition", "components", "pareto_front", "pareto_pairs", "orders",
+                                        "disagreements")),
     }
+
+
+def json_ready(document: dict, keys: tuple[str, ...]) -> dict:
+    """`keys` of a summary with every cell as JSON has it (numpy scalars as Python's, NaN as null)."""
+    def plain(value):
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return _number(value)
+
+    return {k: plain(document[k]) for k in keys if k in document}
 
 
 # --------------------------------------------------------------------------- perturbations

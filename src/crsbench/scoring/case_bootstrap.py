@@ -322,6 +322,7 @@ class CaseBootstrap:
     engine: str = "batched"  # the engine that ran (auto resolved)
     exact_work: float = 0.0  # column-case-draws of the exact AUROC draws, what auto compared with EXACT_LIMIT
     smallest_set: int = 0  # cases of the smallest test or shift set the AUROC draws read
+    axis_draws: np.ndarray | None = None  # (B, E, A) cross-task axis values per draw (no point): the components'
 
     @property
     def overall(self) -> BootstrapResult:
@@ -396,7 +397,8 @@ def case_bootstrap(
     rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
         np.full((config.n_boot, n_enc), np.nan)
-    return CaseBootstrap(results, auroc, pd.DataFrame(rows), engine=engine, exact_work=work, smallest_set=smallest)
+    return CaseBootstrap(results, auroc, pd.DataFrame(rows), engine=engine, exact_work=work, smallest_set=smallest,
+                         axis_draws=overall[1:])
 
 
 def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str],

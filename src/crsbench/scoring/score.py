@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -24,6 +24,7 @@ from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS
 from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
 from crsbench.results.record_set import Records
 from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
+from crsbench.scoring.component_tables import ComponentTables, component_tables, components_summary
 from crsbench.errors import DataError
 from crsbench.results.coverage import CELL, check_grid, stored_cells
 from crsbench.results.predictions import Predictions
@@ -115,6 +116,12 @@ class ScoreReport:
     # the fingerprint of what this value was computed from (api.scoring_inputs_key), "" when not known:
     # `report` reuses a stored value only when it equals the fingerprint of what it would score
     inputs_key: str = ""
+    # the published components with bootstrap probabilities, both definitions, the pairs they part on
+    # (scoring.component_tables; cross-task)
+    components: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pareto_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    definitions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    disagreements: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""
@@ -135,6 +142,10 @@ class ScoreReport:
             "axis_intervals": self.axis_intervals,
             "axis_evidence": self.axis_evidence,
             "class_counts": self.class_counts,
+            "components": self.components,
+            "pareto_pairs": self.pareto_pairs,
+            "definitions": self.definitions,
+            "disagreements": self.disagreements,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -152,6 +163,8 @@ class ScoreReport:
             "rank_agreement": self.rank_agreement.to_dict(orient="records")[0] if len(self.rank_agreement) else {},
             "notes": list(self.notes),
             "settings": dict(self.settings or {}),
+            **components_summary(self.components, self.pareto_pairs, self.definitions, self.disagreements,
+                                  (self.settings or {}).get("definition", "mean_of_skills")),
         }
 
 
@@ -426,6 +439,16 @@ def agreement_stage(
     return Agreement(table, pairs, _ranks(cohort["discrimination"]).reindex(scores.index)), notes
 
 
+def components_stage(axis_scores: AxisScores, reference: str, config: CRSConfig, boot) -> tuple[ComponentTables, Notes]:
+    """The components on the cross-task axes, with the bootstrap's axis draws when it ran."""
+    draws = getattr(boot, "axis_draws", None) if boot is not None else None
+    tables = component_tables(axis_scores.table[list(axis_scores.axes)], draws, reference, config)
+    reversals = tables.disagreements[tables.disagreements["verdict"] == "reversal"] if len(tables.disagreements) else []
+    note = (f"the two CRS definitions order {len(tables.disagreements)} pair(s) differently, {len(reversals)} of them "
+            f"resolved both ways by the bootstrap (reversals); ranking by {config.definition}")
+    return tables, [note]
+
+
 def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[pd.DataFrame, Notes]:
     if config.n_weight_draws == 0:
         return pd.DataFrame(), []
@@ -459,6 +482,9 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, base
         weight_concentration=config.weight_concentration,
         resample=config.resample,
         calibration_axis=CALIBRATION_AXIS,
+        definition=config.definition,
+        components={"tolerance": config.tolerance, "balance_tau": config.balance_tau,
+                    "component_weights": dict(zip(("dominance", "balance", "worst"), map(float, chain.component_weights)))},
     )
 
 
@@ -506,8 +532,11 @@ def score_records(
     overall = with_intervals(point.overall, boot.overall if boot else None)
     agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
     sensitivity = keep(sensitivity_stage(axis_scores, reference, config))
-    return _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines,
-                     records, notes, class_names)
+    parts = keep(components_stage(axis_scores, reference, config, boot))
+    report = _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines,
+                       records, notes, class_names)
+    return replace(report, components=parts.components, pareto_pairs=parts.pareto_pairs,
+                   definitions=parts.definitions, disagreements=parts.disagreements)
 
 
 def _sorted_by_crs(table: pd.DataFrame) -> pd.DataFrame:

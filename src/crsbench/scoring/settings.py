@@ -34,6 +34,9 @@ class ScoreSettings(Mapping):
     weight_concentration: float
     resample: str
     calibration_axis: str
+    definition: str = "mean_of_skills"  # which CRS ranks (docs/crs.md section 2); the other is shown beside
+    # the components' constants: tolerance and balance_tau in skill units, component_weights (sum 1)
+    components: dict[str, Any] = dataclasses.field(default_factory=dict)
     grid: dict[str, Any] | None = None  # the results view the scores rest on (coverage.GridStatus.as_dict)
     # a comparison of bundles: how it departed from like for like, and the bundles it merged
     departures: tuple[str, ...] = ()

@@ -151,6 +151,7 @@ class SeedBootstrap:
     results: dict[str, BootstrapResult]
     auroc_draws: np.ndarray  # (n_boot, N) cross-task discrimination per draw, for the rank statistics
     label: str = SEED_ONLY_LABEL
+    axis_draws: np.ndarray | None = None  # (n_boot, N, A) cross-task axis values per draw: the components'
 
     @property
     def overall(self) -> BootstrapResult:
@@ -183,7 +184,7 @@ def paired_seed_bootstrap(
             encoders, point[0], draws, n_seeds=n_seeds, level=config.level, method=config.interval, reference=ref
         )
         auroc_draws = auroc
-    return SeedBootstrap(results, auroc_draws)
+    return SeedBootstrap(results, auroc_draws, axis_draws=scope_axis_values(axis_scores, counts, OVERALL)[0])
 
 
 def summarise_draws(

@@ -36,7 +36,7 @@ def parse_encoders(text: str) -> list[dict[str, Any]]:
 
 def compose_suite(name: str, encoders: Sequence[dict], dataset: dict, protocol: Protocol, *,
                   shift: Optional[dict] = None, reference: Optional[str] = None, cache: Optional[str] = None,
-                  c_grid: Sequence[float] = SELECT_C_GRID) -> dict[str, Any]:
+                  crs: Optional[dict] = None, c_grid: Sequence[float] = SELECT_C_GRID) -> dict[str, Any]:
     """A suite mapping: one task (the cohort, with its shift set), the planned seeds, fractions and
     perturbations; its results go to the folder holding the suite file."""
     task: dict[str, Any] = {"name": TASK_NAME, "dataset": dict(dataset)}
@@ -52,6 +52,7 @@ def compose_suite(name: str, encoders: Sequence[dict], dataset: dict, protocol: 
         "fractions": list(protocol.fractions),
         "probe": {"c_grid": list(c_grid)},
         "batch_size": SELECT_BATCH_SIZE,
+        "crs": dict(crs) if crs else None,  # the score's settings: they change no record
     }
     if protocol.perturbations:
         suite["perturbations"] = {"select": list(protocol.perturbations), "severities": list(protocol.severities)}

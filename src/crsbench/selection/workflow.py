@@ -60,6 +60,7 @@ class SelectionRequest:
     output: Path = Path("crsbench-select")
     cache_dir: Optional[Path] = None
     over_budget: bool = False  # run the smallest protocol even when it cannot fit the budget
+    crs_definition: Optional[str] = None  # which CRS ranks (the suite's crs block); None: the default
 
 
 class OverBudget(DataError):
@@ -171,7 +172,8 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
                  "label_column": request.label_column, "image_column": request.image_column,
                  "group_column": request.group_column, "ordinal": request.ordinal,
                  "shift": str(Path(request.shift).resolve()) if request.shift else None,
-                 "budget_s": request.budget_s, "fractions": request.fractions, "seeds": request.seeds}
+                 "budget_s": request.budget_s, "fractions": request.fractions, "seeds": request.seeds,
+                 **({"crs_definition": request.crs_definition} if request.crs_definition else {})}
     suite_file = out / SUITE_FILE
     prepared = dict(request=request, labels=labels, cohort=cohort, dataset=dataset, counts_line=counts_said,
                     suite_file=suite_file, started=started)
@@ -193,6 +195,7 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
     mapping = compose_suite(f"select-{cohort.options.get('name', 'cohort')}", entries, cohort.options,
                             plan.protocol, shift=shift_cohort.options if shift_cohort else None,
                             reference=labels[0],
+                            crs={"definition": request.crs_definition} if request.crs_definition else None,
                             cache=str(Path(request.cache_dir).resolve()) if request.cache_dir else None)
     header = (f"Written by `crsbench select` for {request.data}; run it again with `crsbench run {suite_file}`.\n"
               f"Plan: {plan.protocol.describe()}.\n"

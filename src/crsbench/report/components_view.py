@@ -1,0 +1,160 @@
+"""The published components and the two CRS definitions, for the terminal and the page: a compact table
+under the score table, both orders side by side, and the pairs the definitions order differently."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from rich.table import Table
+from rich.text import Text
+
+from crsbench.core.printable import printable
+from crsbench.crs.definition import DEFINITIONS
+
+if TYPE_CHECKING:  # annotations only
+    from crsbench.scoring.score import ScoreReport
+
+DEFINITION_WORDS = {"mean_of_skills": "mean of skills", "components": "components"}
+RELATION_SHORT = {"dominates": "dominates", "is dominated": "dominated", "incomparable": "incomparable",
+                  "reference": "reference"}
+
+
+def _p(value) -> str:
+    return "-" if value is None or pd.isna(value) else f"{float(value):.2f}"
+
+
+def _points(value) -> str:
+    return "-" if value is None or pd.isna(value) else f"{float(value):.1f}"
+
+
+def definition_formula(report: ScoreReport) -> str:
+    """The ranking definition in one phrase, with its constants (what the score table's numbers are)."""
+    settings = report.settings
+    if settings.get("definition", "mean_of_skills") != "components":
+        return "CRS = 100 * sum w u, minus the reference's (skill points)"
+    parts = settings.get("components") or {}
+    weights = parts.get("component_weights", {})
+    return (f"CRS = {weights.get('dominance', 0):.2f} dominance + {weights.get('balance', 0):.2f} (balance - "
+            f"reference's) + {weights.get('worst', 0):.2f} (worst axis - reference's), skill points; dominance = "
+            f"100 sum w tol tanh((u - u_ref) / tol), tol {parts.get('tolerance', 0):g}; balance = soft minimum of u, "
+            f"tau {parts.get('balance_tau', 0):g}")
+
+
+def component_rows(report: ScoreReport) -> list[dict[str, str]]:
+    """One row of display cells per encoder, in the order of the score table."""
+    table = report.components
+    if not len(table):
+        return []
+    axes = list(report.axes_used)
+    rows = []
+    for encoder in [e for e in report.scores.index if e in table.index]:
+        row = table.loc[encoder]
+        relation = RELATION_SHORT.get(str(row["relation_to_reference"]), str(row["relation_to_reference"]))
+        if relation != "reference" and pd.notna(row.get("p_dominates_reference")):
+            relation += f" ({_p(row['p_dominates_reference'])} / {_p(row['p_dominated_by_reference'])})"
+        worst_p = row.get(f"p_worst_{row['worst_axis']}")
+        balance = _points(row["balance"])
+        if pd.notna(row.get("balance_low")):
+            balance += f" [{_points(row['balance_low'])}, {_points(row['balance_high'])}]"
+        rows.append({
+            "encoder": str(encoder),
+            "vs reference (P dom / P dom'd)": relation,
+            "front (P)": ("yes" if bool(row["on_front"]) else "no") + f" ({_p(row.get('p_front'))})",
+            "dominance": _points(row["dominance"]),
+            "balance [CI]": balance,
+            "worst axis (P)": f"{row['worst_axis']} {_points(row['worst'])} ({_p(worst_p)})"
+            if row["worst_axis"] in axes else "-",
+        })
+    return rows
+
+
+def components_table(report: ScoreReport) -> Table:
+    """The compact components table shown under the cross-task score table."""
+    parts = report.settings.get("components") or {}
+    table = Table(title=Text(f"Components across tasks (reference: {report.reference}; tolerance "
+                             f"{parts.get('tolerance', 0):g} skill units per axis)"))
+    rows = component_rows(report)
+    for name in (rows[0] if rows else {"encoder": ""}):
+        table.add_column(name, justify="left" if name == "encoder" else "right", overflow="fold")
+    for row in rows:
+        table.add_row(*(Text(printable(v)) for v in row.values()))
+    table.caption = Text("P dom / P dom'd: bootstrap probability of dominating / being dominated by the reference "
+                         "(nowhere worse by more than the tolerance, somewhere better by more); front: dominated by no "
+                         "encoder; balance: soft minimum of the skills, worst axis: the lowest skill (points), "
+                         "P: the bootstrap probability that it is the worst")
+    return table
+
+
+def _orders(frame: pd.DataFrame, names) -> dict[str, pd.DataFrame]:
+    return {d: frame.sort_values([f"rank_{d}", f"crs_{d}"], ascending=[True, False], kind="stable") for d in names}
+
+
+def orders_table(report: ScoreReport) -> Table:
+    """Both definitions' orders side by side, the ranking one first."""
+    ranking = report.settings.get("definition", "mean_of_skills")
+    names = [ranking] + [d for d in DEFINITIONS if d != ranking]
+    table = Table(title=Text("The two CRS definitions side by side (ranking: " + DEFINITION_WORDS[ranking] + ")"))
+    frame = report.definitions
+    orders = _orders(frame, names)
+    for d in names:
+        table.add_column(f"rank ({DEFINITION_WORDS[d]})", justify="right")
+        table.add_column(DEFINITION_WORDS[d], overflow="fold")
+        table.add_column("CRS", justify="right")
+    for i in range(len(frame)):
+        cells = []
+        for d in names:
+            row = orders[d].iloc[i]
+            cells += [str(int(row[f"rank_{d}"])), Text(printable(str(orders[d].index[i]))), f"{row[f'crs_{d}']:.2f}"]
+        table.add_row(*cells)
+    return table
+
+
+def disagreement_lines(report: ScoreReport) -> list[Text]:
+    """The pairs the definitions order differently, each with its bootstrap probability under both."""
+    pairs = report.disagreements
+    if not len(report.definitions):
+        return []
+    if not len(pairs):
+        return [Text("The two CRS definitions order every pair alike.")]
+    verdicts = pairs["verdict"].value_counts()
+    head = (f"The two CRS definitions order {len(pairs)} pair(s) differently: "
+            + ", ".join(f"{n} {v}" for v, n in verdicts.items())
+            + " (a definition resolves a pair when its bootstrap P(a above b) is outside the central "
+              f"{report.settings.level:.0%}; neither resolving it is a tie, not a reversal)")
+    lines = [Text(head)]
+    for pair in pairs.itertuples():
+        lines.append(Text(f"  {pair.encoder_a} above {pair.encoder_b} by the mean of skills "
+                          f"(P {_p(pair.p_a_above_b_mean_of_skills)}), below by the components "
+                          f"(P(above) {_p(pair.p_a_above_b_components)}): {pair.verdict}"))
+    return lines
+
+
+def page_tables(report: ScoreReport) -> list:
+    """The components, both orders and the pairs they part on, as the report page's tables."""
+    from crsbench.report.tables import Table
+
+    rows = component_rows(report)
+    if not rows:
+        return []
+    parts = report.settings.get("components") or {}
+    out = [Table(f"Components across tasks (tolerance {parts.get('tolerance', 0):g} skill units per axis)",
+                 list(rows[0]), [list(r.values()) for r in rows], str(components_table(report).caption))]
+    ranking = report.settings.get("definition", "mean_of_skills")
+    names = [ranking] + [d for d in DEFINITIONS if d != ranking]
+    frame = report.definitions
+    orders = _orders(frame, names)
+    headers = [h for d in names for h in (f"rank ({DEFINITION_WORDS[d]})", DEFINITION_WORDS[d], "CRS")]
+    body = [[c for d in names for c in (str(int(orders[d].iloc[i][f"rank_{d}"])), str(orders[d].index[i]),
+                                         f"{orders[d].iloc[i][f'crs_{d}']:.2f}")] for i in range(len(frame))]
+    out.append(Table(f"The two CRS definitions side by side (ranking: {DEFINITION_WORDS[ranking]})", headers, body,
+                     definition_formula(report)))
+    pairs = report.disagreements
+    if len(pairs):
+        out.append(Table("Pairs the two definitions order differently",
+                         ["above by the mean of skills", "above by the components", "P(above), mean of skills",
+                          "P(above), components", "verdict"],
+                         [[str(p.encoder_a), str(p.encoder_b), _p(p.p_a_above_b_mean_of_skills),
+                           _p(p.p_a_above_b_components), str(p.verdict)] for p in pairs.itertuples()],
+                         str(disagreement_lines(report)[0]), text_columns=2))
+    return out
