@@ -122,3 +122,18 @@ def test_the_disagreement_lines_name_every_pair_with_both_probabilities(reports)
             assert pair.encoder_a in line and pair.encoder_b in line and pair.verdict in line
     else:
         assert lines == ["The two CRS definitions order every pair alike."]
+
+
+def test_weight_sensitivity_draws_the_component_weights_under_the_components_definition():
+    """Under the components definition the component weights are drawn too; the axis-weight draws are the
+    same draws as under the mean (drawn first from the same seed)."""
+    from crsbench.scoring.statistics import weight_sensitivity
+
+    table = pd.DataFrame([[0.80, 0.30, 0.70, 0.70], [0.82, 0.20, 0.74, 0.72], [0.78, 0.36, 0.66, 0.69]],
+                         index=["a", "b", "c"], columns=["discrimination", "calibration", "label_efficiency",
+                                                         "robustness"])
+    config = CRSConfig(definition="components", n_weight_draws=400)
+    both = weight_sensitivity(table, "a", config)
+    axes_only = weight_sensitivity(table, "a", config, vary=("axes",))
+    assert both["p_top"].sum() == pytest.approx(1.0) and axes_only["p_top"].sum() == pytest.approx(1.0)
+    assert not both["mean_rank"].equals(axes_only["mean_rank"])  # the component draws move the ranks

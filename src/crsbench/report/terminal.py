@@ -372,10 +372,11 @@ def score_lines(report: ScoreReport, with_tier: bool = True) -> list[Text]:
         sensitivity = report.weight_sensitivity
         top = sensitivity["p_top"].sort_values(ascending=False)
         shares = ", ".join(f"{name} {share:.1%}" for name, share in top.items() if share >= 0.0005)
-        lines.append(Text(f"Under sampled axis weights, top encoder: {shares}"))
+        what = "axis and component weights" if report.settings.get("definition") == "components" else "axis weights"
+        lines.append(Text(f"Under sampled {what}, top encoder: {shares}"))
         moving = [str(e) for e in sensitivity.index[sensitivity.get("place_depends", pd.Series(False))]]
         if moving:
-            lines.append(Text(f"  place depends on the axis weights: {', '.join(moving)}"))
+            lines.append(Text(f"  place depends on the {what}: {', '.join(moving)}"))
     for task, tier in (getattr(report, "leading_tier_by_task", {}) or {}).items():
         lines.append(Text(f"Leading tier, task {task}: {', '.join(tier)}"))
     lines += [Text(f"note: {note}", style="dim") for note in report.notes]

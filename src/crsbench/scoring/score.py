@@ -454,8 +454,9 @@ def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig
         return pd.DataFrame(), []
     sensitivity = weight_sensitivity(axis_scores.table[list(axis_scores.axes)], reference, config)
     moving = list(sensitivity.index[sensitivity["place_depends"]])
-    note = (f"place depends on the axis weights (5-95% rank range wider than one place): {moving}"
-            if moving else "no encoder's place depends on the axis weights")
+    what = "axis and component weights" if config.definition == "components" else "axis weights"
+    note = (f"place depends on the {what} (5-95% rank range wider than one place): {moving}"
+            if moving else f"no encoder's place depends on the {what}")
     return sensitivity, [note]
 
 

@@ -380,7 +380,7 @@ def rank_agreement_intervals(
 # --------------------------------------------------------------------------- sensitivity
 
 
-SENSITIVITY_PARTS: tuple[str, ...] = ("axes",)
+SENSITIVITY_PARTS: tuple[str, ...] = ("axes", "components")  # components: under the components definition only
 
 
 def weight_sensitivity(
@@ -390,10 +390,11 @@ def weight_sensitivity(
     *,
     vary: Sequence[str] = SENSITIVITY_PARTS,
 ) -> pd.DataFrame:
-    """How the ranking moves when the axis weights are drawn instead of fixed.
+    """How the ranking moves when the axis weights (and, under the components definition, the component
+    weights) are drawn instead of fixed.
 
     `config.n_weight_draws` draws from `config.seed` of the axis weights from a symmetric Dirichlet
-    (config.weight_concentration; its mean is equal weights). The anchors and spans are not drawn:
+    (config.weight_concentration; its mean is equal weights), and of the component weights likewise. The anchors and spans are not drawn:
     they are the axes' definitions (no value, perfect), not judgements. Per encoder: p_top,
     mean_rank, rank_p05, rank_median, rank_p95, rank_default and place_depends (the 5-95% rank
     range is more than one place).
@@ -413,6 +414,8 @@ def weight_sensitivity(
     weights = rng.dirichlet(np.full(a, config.weight_concentration), n_draws) if "axes" in vary else \
         np.broadcast_to(default.axis_weights, (n_draws, a))
     settings = replace(default, axis_weights=weights)
+    if "components" in vary and default.definition == "components":  # drawn after the axis weights: those stay
+        settings = replace(settings, component_weights=rng.dirichlet(np.full(3, config.weight_concentration), n_draws))
     values = table.to_numpy(dtype=float)
     ranks = competition_ranks(crs_chain(values[None], ref, settings).crs)
     default_ranks = competition_ranks(crs_chain(values, ref, default).crs)[0]
