@@ -27,7 +27,8 @@ ENCODERS = (EncoderTruth("a", 1.2), EncoderTruth("b", 1.6, 0.8), EncoderTruth("c
             EncoderTruth("d", 1.25, 1.0, 0.05, 0.05))
 DESIGN = Design(ENCODERS, n_cases=160, seeds=(0, 1, 2), tasks=("t1", "t2"), task_classes=(2, 2),
                 multi_label_tasks=(), perturbations=("noise",), severities=(1, 5))
-COMPONENT_FIELDS = ("definition", "components", "pareto_front", "pareto_pairs", "orders", "disagreements")
+COMPONENT_FIELDS = ("definition", "components", "pareto_front", "pareto_pairs", "orders", "disagreements",
+                    "rank_agreement_by_definition")
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +138,16 @@ def test_weight_sensitivity_draws_the_component_weights_under_the_components_def
     axes_only = weight_sensitivity(table, "a", config, vary=("axes",))
     assert both["p_top"].sum() == pytest.approx(1.0) and axes_only["p_top"].sum() == pytest.approx(1.0)
     assert not both["mean_rank"].equals(axes_only["mean_rank"])  # the component draws move the ranks
+
+
+def test_auroc_against_each_definition_agrees_with_the_ranking_definitions_own_statistics(reports):
+    for name, report in reports.items():
+        table = report.rank_agreement_by_definition.set_index("definition")
+        assert set(table.index) == {"mean_of_skills", "components"}
+        own = report.rank_agreement.iloc[0]
+        for column in ("spearman", "kendall_tau_b", "n_reversed", "mean_abs_rank_displacement", "spearman_low",
+                       "n_reversed_high"):
+            assert table.loc[name, column] == pytest.approx(own[column])
+    # the same numbers whichever definition ranks
+    pd.testing.assert_frame_equal(reports["mean_of_skills"].rank_agreement_by_definition.drop(columns="interval"),
+                                  reports["components"].rank_agreement_by_definition.drop(columns="interval"))

@@ -110,6 +110,26 @@ def orders_table(report: ScoreReport) -> Table:
     return table
 
 
+def _with_interval(row, name: str, digits: int) -> str:
+    value = f"{row[name]:.{digits}f}"
+    low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
+    return value if low is None or pd.isna(low) else f"{value} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def agreement_lines(report: ScoreReport) -> list[Text]:
+    """AUROC against the CRS under each definition, with the bootstrap intervals."""
+    table = getattr(report, "rank_agreement_by_definition", pd.DataFrame())
+    lines = []
+    for _, row in table.iterrows():
+        if int(row["n_pairs"]) == 0:
+            continue
+        lines.append(Text(f"AUROC vs CRS ({DEFINITION_WORDS[row['definition']]}): Spearman "
+                          f"{_with_interval(row, 'spearman', 2)}, Kendall tau-b {_with_interval(row, 'kendall_tau_b', 2)}, "
+                          f"{int(row['n_reversed'])} of {int(row['n_pairs'])} orderings reversed, mean rank displacement "
+                          f"{_with_interval(row, 'mean_abs_rank_displacement', 2)}"))
+    return lines
+
+
 def disagreement_lines(report: ScoreReport) -> list[Text]:
     """The pairs the definitions order differently, each with its bootstrap probability under both."""
     pairs = report.disagreements
@@ -157,4 +177,11 @@ def page_tables(report: ScoreReport) -> list:
                          [[str(p.encoder_a), str(p.encoder_b), _p(p.p_a_above_b_mean_of_skills),
                            _p(p.p_a_above_b_components), str(p.verdict)] for p in pairs.itertuples()],
                          str(disagreement_lines(report)[0]), text_columns=2))
+    agreement = getattr(report, "rank_agreement_by_definition", pd.DataFrame())
+    if len(agreement):
+        names = [("spearman", 2), ("kendall_tau_b", 2), ("n_reversed", 0), ("mean_abs_rank_displacement", 2)]
+        out.append(Table("AUROC against the CRS under each definition (without floor baselines)",
+                         ["definition", "Spearman", "Kendall tau-b", "reversed pairs", "mean rank displacement"],
+                         [[DEFINITION_WORDS[r["definition"]], *(_with_interval(r, n, k) for n, k in names)]
+                          for _, r in agreement.iterrows()], "in brackets: bootstrap intervals"))
     return out

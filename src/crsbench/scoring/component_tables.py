@@ -20,7 +20,7 @@ None), the reference and the CRSConfig in; four tables out (docs/crs.md section 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ import pandas as pd
 
 from crsbench.crs import components as comp
 from crsbench.crs.definition import DEFINITIONS, CRSConfig, crs_chain, reference_index, scaled_values
+from crsbench.scoring.statistics import rank_agreement, rank_agreement_intervals
 
 TIE = "tie"
 REVERSAL = "reversal"
@@ -40,6 +41,33 @@ class ComponentTables:
     pareto_pairs: pd.DataFrame
     definitions: pd.DataFrame
     disagreements: pd.DataFrame
+    agreement: pd.DataFrame = field(default_factory=pd.DataFrame)  # AUROC vs CRS under each definition
+
+
+def agreement_by_definition(values: pd.DataFrame, draws: np.ndarray | None, reference: str, config: CRSConfig,
+                            baselines: Sequence[str] = (), *, n_seeds: int, method: str) -> pd.DataFrame:
+    """AUROC against the CRS under each definition (the cohort without floor baselines), one row each, with
+    bootstrap intervals from the axis draws where there are draws (statistics.rank_agreement_intervals)."""
+    axes = list(values.columns)
+    if "discrimination" not in axes:
+        return pd.DataFrame()
+    encoders = [str(e) for e in values.index]
+    ref = reference_index(encoders, reference)
+    cohort = [e for e in encoders if e not in set(baselines)]
+    configs = {c.definition: c for c in (config, config.other_definition())}
+    auroc = values["discrimination"].astype(float)
+    rows = []
+    for d in DEFINITIONS:
+        crs = pd.Series(crs_chain(values.to_numpy(dtype=float), ref, configs[d].chain(axes)).crs, index=values.index)
+        agreement = rank_agreement(auroc.loc[cohort], crs.loc[cohort])
+        if draws is None or len(draws) == 0:
+            summary = agreement.summary()
+        else:
+            summary, _ = rank_agreement_intervals(agreement, encoders, draws[..., axes.index("discrimination")],
+                                                  crs_chain(draws, ref, configs[d].chain(axes)).crs,
+                                                  n_seeds=n_seeds, level=config.level, method=method)
+        rows.append(summary.assign(definition=d))
+    return pd.concat(rows, ignore_index=True)
 
 
 def _interval(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -162,7 +190,8 @@ def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def components_summary(components: pd.DataFrame, pareto_pairs: pd.DataFrame, definitions: pd.DataFrame,
-                       disagreements: pd.DataFrame, definition: str) -> dict[str, Any]:
+                       disagreements: pd.DataFrame, definition: str,
+                       agreement: pd.DataFrame | None = None) -> dict[str, Any]:
     """The components and both definitions' orders as named JSON fields (summary.json, --json, bundles)."""
     orders = {d: [str(e) for e in definitions.sort_values([f"rank_{d}", f"crs_{d}"], ascending=[True, False],
                                                               kind="stable").index]
@@ -175,4 +204,5 @@ def components_summary(components: pd.DataFrame, pareto_pairs: pd.DataFrame, def
         "pareto_pairs": _records(pareto_pairs),
         "orders": orders,
         "disagreements": _records(disagreements),
+        "rank_agreement_by_definition": _records(agreement) if agreement is not None else [],
     }

@@ -24,7 +24,8 @@ from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS
 from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
 from crsbench.results.record_set import Records
 from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
-from crsbench.scoring.component_tables import ComponentTables, component_tables, components_summary
+from crsbench.scoring.component_tables import (ComponentTables, agreement_by_definition, component_tables,
+                                               components_summary)
 from crsbench.errors import DataError
 from crsbench.results.coverage import CELL, check_grid, stored_cells
 from crsbench.results.predictions import Predictions
@@ -122,6 +123,7 @@ class ScoreReport:
     pareto_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
     definitions: pd.DataFrame = field(default_factory=pd.DataFrame)
     disagreements: pd.DataFrame = field(default_factory=pd.DataFrame)
+    rank_agreement_by_definition: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""
@@ -146,6 +148,7 @@ class ScoreReport:
             "pareto_pairs": self.pareto_pairs,
             "definitions": self.definitions,
             "disagreements": self.disagreements,
+            "rank_agreement_by_definition": self.rank_agreement_by_definition,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -164,7 +167,8 @@ class ScoreReport:
             "notes": list(self.notes),
             "settings": dict(self.settings or {}),
             **components_summary(self.components, self.pareto_pairs, self.definitions, self.disagreements,
-                                  (self.settings or {}).get("definition", "mean_of_skills")),
+                                  (self.settings or {}).get("definition", "mean_of_skills"),
+                                  self.rank_agreement_by_definition),
         }
 
 
@@ -439,14 +443,21 @@ def agreement_stage(
     return Agreement(table, pairs, _ranks(cohort["discrimination"]).reindex(scores.index)), notes
 
 
-def components_stage(axis_scores: AxisScores, reference: str, config: CRSConfig, boot) -> tuple[ComponentTables, Notes]:
-    """The components on the cross-task axes, with the bootstrap's axis draws when it ran."""
+def components_stage(axis_scores: AxisScores, reference: str, config: CRSConfig, boot, baselines: tuple[str, ...]
+                     ) -> tuple[ComponentTables, Notes]:
+    """The components on the cross-task axes, both definitions and AUROC against each, with the bootstrap's
+    axis draws when it ran."""
     draws = getattr(boot, "axis_draws", None) if boot is not None else None
-    tables = component_tables(axis_scores.table[list(axis_scores.axes)], draws, reference, config)
+    values = axis_scores.table[list(axis_scores.axes)]
+    tables = component_tables(values, draws, reference, config)
+    agreement = agreement_by_definition(values, draws, reference, config, baselines, n_seeds=len(axis_scores.seeds),
+                                        method=getattr(boot, "method", config.interval))
+    if boot is not None and len(agreement):
+        agreement["interval"] = boot.label
     reversals = tables.disagreements[tables.disagreements["verdict"] == "reversal"] if len(tables.disagreements) else []
     note = (f"the two CRS definitions order {len(tables.disagreements)} pair(s) differently, {len(reversals)} of them "
             f"resolved both ways by the bootstrap (reversals); ranking by {config.definition}")
-    return tables, [note]
+    return replace(tables, agreement=agreement), [note]
 
 
 def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[pd.DataFrame, Notes]:
@@ -533,11 +544,12 @@ def score_records(
     overall = with_intervals(point.overall, boot.overall if boot else None)
     agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
     sensitivity = keep(sensitivity_stage(axis_scores, reference, config))
-    parts = keep(components_stage(axis_scores, reference, config, boot))
+    parts = keep(components_stage(axis_scores, reference, config, boot, baselines))
     report = _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines,
                        records, notes, class_names)
     return replace(report, components=parts.components, pareto_pairs=parts.pareto_pairs,
-                   definitions=parts.definitions, disagreements=parts.disagreements)
+                   definitions=parts.definitions, disagreements=parts.disagreements,
+                   rank_agreement_by_definition=parts.agreement)
 
 
 def _sorted_by_crs(table: pd.DataFrame) -> pd.DataFrame:

@@ -164,8 +164,9 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
     if shift_dataset is not None:
         check_images_readable(shift_cohort, shift_dataset)
     modality = dataset.meta.modality
-    say(f"reference: {labels[0]}, the first encoder listed (the CRS verdict does not depend on it; "
-        "scores are differences to it)")
+    depends = ("the components' dominance term is measured against it, so the order can depend on it"
+               if request.crs_definition == "components" else "the CRS verdict does not depend on it")
+    say(f"reference: {labels[0]}, the first encoder listed ({depends}; scores are differences to it)")
 
     out = Path(request.output)  # created only once there is a suite to write: a refused select leaves nothing
     arguments = {"data": str(Path(request.data).resolve()), "encoders": entries, "modality": modality,
