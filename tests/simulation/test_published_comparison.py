@@ -20,8 +20,9 @@ def bench():
     return module
 
 
-def test_the_smoke_size_runs_and_prints_both_definitions_beside_the_published_figures(bench, capsys):
-    rows = bench.main(["--smoke", "--seed", "1"])
+def test_the_smoke_size_runs_and_prints_both_definitions_beside_the_published_figures(bench, capsys, tmp_path):
+    rows = bench.main(["--smoke", "--seed", "1", "--figure", str(tmp_path / "profiles.png")])
+    assert (tmp_path / "profiles.png").stat().st_size > 10_000
     printed = capsys.readouterr().out
     assert "published: 21 of 105 reversed, displacement 1.87" in printed
     assert {(r["rho"], r["definition"]) for r in rows} == {(rho, d) for rho in bench.RHOS
@@ -54,3 +55,11 @@ def test_the_simulated_cohort_has_the_stated_between_axis_correlation(bench):
         flat = skills.reshape(-1, 4)
         corr = np.corrcoef(flat, rowvar=False)[np.triu_indices(4, 1)].mean()
         assert rho - 0.1 < corr <= rho + 0.02
+
+
+def test_the_real_profiles_are_the_documented_measured_values(bench):
+    """The figure's real profiles are those docs/bootstrap.md reports (its "Measured profiles" table)."""
+    text = (PATH.parents[1] / "docs" / "bootstrap.md").read_text()
+    for rows in bench.REAL_PROFILES.values():
+        for auroc, brier_skill, efficiency, robustness in rows:
+            assert f"| {auroc:.3f} | {brier_skill:.3f}" in text and f"| {efficiency:.3f} | {robustness:.3f} |" in text
