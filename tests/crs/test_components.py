@@ -61,6 +61,18 @@ def test_p1_pareto_dominance_gives_a_higher_score_strictly_beyond_1e_6(cohort, w
         assert scores[-1] >= scores[f] - ROUNDING
 
 
+def test_p1_regression_the_hardest_strict_case_a_1e_6_raise_two_units_above_the_lowest_axis():
+    """The soft minimum's weakest grip: the raised axis at the perfect skill, the lowest at -1, the raised
+    axis the lightest (weight 1 of 19) and the lowest the heaviest (6 of 19); the reference far away, so
+    dominance is saturated and the worst axis does not move. Still strictly higher."""
+    weights = np.array([6, 1, 6, 6], dtype=float) / 19
+    base = np.array([-1.0, 1.0 - 1e-6, 0.2, 0.3])
+    raised = base + np.array([0, 1e-6, 0, 0])
+    reference = np.array([0.9, -0.9, 0.9, 0.9])
+    scores = score(np.vstack([reference, base, raised]), 0, weights)
+    assert scores[2] > scores[1]
+
+
 @PROPERTY
 @given(cohorts(), axis_weights())
 def test_p3_the_reference_scores_exactly_zero_with_a_positive_sign(cohort, weights):

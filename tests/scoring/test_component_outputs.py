@@ -151,3 +151,20 @@ def test_auroc_against_each_definition_agrees_with_the_ranking_definitions_own_s
     # the same numbers whichever definition ranks
     pd.testing.assert_frame_equal(reports["mean_of_skills"].rank_agreement_by_definition.drop(columns="interval"),
                                   reports["components"].rank_agreement_by_definition.drop(columns="interval"))
+
+
+def test_the_case_bootstrap_draws_are_the_chosen_definition_of_the_axis_draws(simulated):
+    """Every CRS draw (interval, P(rank 1), tier) is the ranking definition's function of that draw's axes,
+    the same function as the point."""
+    from crsbench.scoring.axes import compute_axes
+    from crsbench.scoring.case_bootstrap import case_bootstrap
+
+    records, stored = simulated
+    axis_scores = compute_axes(records)
+    config = CRSConfig(n_boot=40, definition="components")
+    boot = case_bootstrap(records, stored, axis_scores, "b", config)
+    ref = list(axis_scores.encoders).index("b")
+    expected = crs_batch(boot.axis_draws, ref, config, list(axis_scores.axes)).crs
+    np.testing.assert_array_equal(boot.overall.draws, expected)
+    mean = crs_batch(boot.axis_draws, ref, CRSConfig(), list(axis_scores.axes)).crs
+    assert not np.allclose(boot.overall.draws, mean)
