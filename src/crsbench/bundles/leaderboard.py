@@ -141,7 +141,7 @@ def context(report: ScoreReport, cohort: Cohort) -> dict:
         "provenance": [facts[e] for e in encoders if e in facts],
         "tasks": list(report.settings.tasks),
         # the published components, across tasks, with their bootstrap probabilities (docs/crs.md)
-        "definition": DEFINITION_WORDS.get(report.settings.get("definition"), "mean of skills"),
+        "definition": DEFINITION_WORDS.get(report.settings.definition, "mean of skills"),
         "components": component_rows(report),
         "components_data": json_ready(report.summary(), ("definition", "components", "pareto_front", "orders",
                                                          "disagreements")),

@@ -82,13 +82,15 @@ def leaderboard(
     allow: Optional[List[str]] = ALLOW,
     reference: Optional[str] = REFERENCE,
     n_boot: int = N_BOOT,
+    definition: Optional[CRSDefinition] = CRS_DEFINITION,
 ) -> None:
     """Write a static, self-contained leaderboard page (no script) of bundles scored together."""
     from crsbench import api
 
     out = Output()
     with out.progress().task(f"leaderboard ({n_boot} bootstrap draws)", total=None):
-        page = api.leaderboard(sources, output, reference=reference, allow=tuple(allow or ()), n_boot=n_boot)
+        page = api.leaderboard(sources, output, reference=reference, allow=tuple(allow or ()), n_boot=n_boot,
+                               **definition_settings(definition))
     out.result(f"leaderboard: {page}")
 
 

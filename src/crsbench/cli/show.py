@@ -26,11 +26,15 @@ def show_scores(out: Output, scored: ScoreReport) -> None:
 
 def show_components(out: Output, scored: ScoreReport) -> None:
     """The components table, both definitions' orders and the pairs they part on."""
-    from crsbench.report.components_view import agreement_lines, components_table, disagreement_lines, orders_table
+    from rich.text import Text
+
+    from crsbench.report.components_view import (agreement_lines, components_caption, components_table,
+                                                 disagreement_lines, orders_table)
 
     if not len(scored.components):
         return
     out.show(components_table(scored))
+    out.show(Text(components_caption(scored)))
     out.show(orders_table(scored))
     for line in disagreement_lines(scored) + agreement_lines(scored):
         out.show(line)

@@ -11,6 +11,8 @@ from rich.text import Text
 
 from crsbench.core.printable import printable
 from crsbench.crs.definition import DEFINITIONS
+from crsbench.report import tables as page
+from crsbench.report.terminal import definition_formula
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.scoring.score import ScoreReport
@@ -20,25 +22,21 @@ RELATION_SHORT = {"dominates": "dominates", "is dominated": "dominated", "incomp
                   "reference": "reference"}
 
 
+def components_caption(report: ScoreReport) -> str:
+    """The line under the components table: the reference, the tolerance, and what each column means."""
+    tolerance = report.settings.components.get("tolerance", 0)
+    return (f"P dom / P dom'd: the bootstrap probability of dominating / being dominated by the reference "
+            f"{report.reference} (nowhere worse by more than the tolerance, {tolerance:g} skill units per axis, and "
+            "somewhere better by more); front: dominated by no encoder; balance: soft minimum of the skills, worst "
+            "axis: the lowest skill (points), P: the bootstrap probability that it is the worst")
+
+
 def _p(value) -> str:
     return "-" if value is None or pd.isna(value) else f"{float(value):.2f}"
 
 
 def _points(value) -> str:
     return "-" if value is None or pd.isna(value) else f"{float(value):.1f}"
-
-
-def definition_formula(report: ScoreReport) -> str:
-    """The ranking definition in one phrase, with its constants (what the score table's numbers are)."""
-    settings = report.settings
-    if settings.get("definition", "mean_of_skills") != "components":
-        return "CRS = 100 * sum w u, minus the reference's (skill points)"
-    parts = settings.get("components") or {}
-    weights = parts.get("component_weights", {})
-    return (f"CRS = {weights.get('dominance', 0):.2f} dominance + {weights.get('balance', 0):.2f} (balance - "
-            f"reference's) + {weights.get('worst', 0):.2f} (worst axis - reference's), skill points; dominance = "
-            f"100 sum w tol tanh((u - u_ref) / tol), tol {parts.get('tolerance', 0):g}; balance = soft minimum of u, "
-            f"tau {parts.get('balance_tau', 0):g}")
 
 
 def component_rows(report: ScoreReport) -> list[dict[str, str]]:
@@ -70,19 +68,13 @@ def component_rows(report: ScoreReport) -> list[dict[str, str]]:
 
 
 def components_table(report: ScoreReport) -> Table:
-    """The compact components table shown under the cross-task score table."""
-    parts = report.settings.get("components") or {}
-    table = Table(title=Text(f"Components across tasks (reference: {report.reference}; tolerance "
-                             f"{parts.get('tolerance', 0):g} skill units per axis)"))
+    """The compact components table shown under the cross-task score table (its caption: components_caption)."""
+    table = Table(title=Text("Components across tasks"))
     rows = component_rows(report)
     for name in (rows[0] if rows else {"encoder": ""}):
         table.add_column(name, justify="left" if name == "encoder" else "right", overflow="fold")
     for row in rows:
         table.add_row(*(Text(printable(v)) for v in row.values()))
-    table.caption = Text("P dom / P dom'd: bootstrap probability of dominating / being dominated by the reference "
-                         "(nowhere worse by more than the tolerance, somewhere better by more); front: dominated by no "
-                         "encoder; balance: soft minimum of the skills, worst axis: the lowest skill (points), "
-                         "P: the bootstrap probability that it is the worst")
     return table
 
 
@@ -92,7 +84,7 @@ def _orders(frame: pd.DataFrame, names) -> dict[str, pd.DataFrame]:
 
 def orders_table(report: ScoreReport) -> Table:
     """Both definitions' orders side by side, the ranking one first."""
-    ranking = report.settings.get("definition", "mean_of_skills")
+    ranking = report.settings.definition
     names = [ranking] + [d for d in DEFINITIONS if d != ranking]
     table = Table(title=Text("The two CRS definitions side by side (ranking: " + DEFINITION_WORDS[ranking] + ")"))
     frame = report.definitions
@@ -144,34 +136,32 @@ def disagreement_lines(report: ScoreReport) -> list[Text]:
               f"{report.settings.level:.0%}; neither resolving it is a tie, not a reversal)")
     lines = [Text(head)]
     for pair in pairs.itertuples():
-        lines.append(Text(f"  {pair.encoder_a} above {pair.encoder_b} by the mean of skills "
+        lines.append(Text(f"  pair: {pair.encoder_a} above {pair.encoder_b} by the mean of skills "
                           f"(P {_p(pair.p_a_above_b_mean_of_skills)}), below by the components "
                           f"(P(above) {_p(pair.p_a_above_b_components)}): {pair.verdict}"))
     return lines
 
 
-def page_tables(report: ScoreReport) -> list:
+def page_tables(report: ScoreReport) -> list[page.Table]:
     """The components, both orders and the pairs they part on, as the report page's tables."""
-    from crsbench.report.tables import Table
-
     rows = component_rows(report)
     if not rows:
         return []
-    parts = report.settings.get("components") or {}
-    out = [Table(f"Components across tasks (tolerance {parts.get('tolerance', 0):g} skill units per axis)",
-                 list(rows[0]), [list(r.values()) for r in rows], str(components_table(report).caption))]
-    ranking = report.settings.get("definition", "mean_of_skills")
+    parts = report.settings.components
+    out = [page.Table(f"Components across tasks (tolerance {parts.get('tolerance', 0):g} skill units per axis)",
+                 list(rows[0]), [list(r.values()) for r in rows], components_caption(report))]
+    ranking = report.settings.definition
     names = [ranking] + [d for d in DEFINITIONS if d != ranking]
     frame = report.definitions
     orders = _orders(frame, names)
     headers = [h for d in names for h in (f"rank ({DEFINITION_WORDS[d]})", DEFINITION_WORDS[d], "CRS")]
     body = [[c for d in names for c in (str(int(orders[d].iloc[i][f"rank_{d}"])), str(orders[d].index[i]),
                                          f"{orders[d].iloc[i][f'crs_{d}']:.2f}")] for i in range(len(frame))]
-    out.append(Table(f"The two CRS definitions side by side (ranking: {DEFINITION_WORDS[ranking]})", headers, body,
+    out.append(page.Table(f"The two CRS definitions side by side (ranking: {DEFINITION_WORDS[ranking]})", headers, body,
                      definition_formula(report)))
     pairs = report.disagreements
     if len(pairs):
-        out.append(Table("Pairs the two definitions order differently",
+        out.append(page.Table("Pairs the two definitions order differently",
                          ["above by the mean of skills", "above by the components", "P(above), mean of skills",
                           "P(above), components", "verdict"],
                          [[str(p.encoder_a), str(p.encoder_b), _p(p.p_a_above_b_mean_of_skills),
@@ -180,7 +170,7 @@ def page_tables(report: ScoreReport) -> list:
     agreement = getattr(report, "rank_agreement_by_definition", pd.DataFrame())
     if len(agreement):
         names = [("spearman", 2), ("kendall_tau_b", 2), ("n_reversed", 0), ("mean_abs_rank_displacement", 2)]
-        out.append(Table("AUROC against the CRS under each definition (without floor baselines)",
+        out.append(page.Table("AUROC against the CRS under each definition (without floor baselines)",
                          ["definition", "Spearman", "Kendall tau-b", "reversed pairs", "mean rank displacement"],
                          [[DEFINITION_WORDS[r["definition"]], *(_with_interval(r, n, k) for n, k in names)]
                           for _, r in agreement.iterrows()], "in brackets: bootstrap intervals"))

@@ -539,9 +539,10 @@ PER_TASK: tuple[tuple[str, str, object, Callable], ...] = (
 
 
 def _front_caption(data: ReportData) -> str:
-    from crsbench.report.figures_front import caption
-
-    return caption(data)
+    tolerance = data.report.settings.components.get("tolerance", 0)
+    return ("Each encoder's skills on two pairs of axes (0 = no value, 1 = perfect). Ringed: on the Pareto front of "
+            f"all four axes: no encoder is nowhere worse by more than the tolerance ({tolerance:g} skill units) and "
+            "somewhere better by more. Beside each point: its bootstrap probability of being on the front.")
 
 
 def _caption(caption, data: ReportData, task=None) -> str:

@@ -49,10 +49,3 @@ def pareto_front_figure(data: ReportData) -> Drawn:
                loc="outside lower center", ncol=2, frameon=False)
     return fig
 
-
-def caption(data: ReportData, task=None) -> str:
-    parts = data.report.settings.get("components") or {}
-    return (f"Each encoder's skills on two pairs of axes (0 = no value, 1 = perfect). Ringed: on the Pareto front of "
-            f"all four axes, i.e. no encoder is nowhere worse by more than the tolerance ({parts.get('tolerance', 0):g} "
-            "skill units) and somewhere better by more; the number beside each point is its bootstrap probability "
-            "of being on the front.")

@@ -128,7 +128,7 @@ def deciding_sentence(report: ScoreReport, first: str, second: str, scores: pd.D
     for axis in parts.abs().sort_values(ascending=False).index:
         mine, theirs = scores.loc[first, axis], scores.loc[second, axis]
         pieces.append(f"{AXIS_VALUE_WORDS.get(axis, axis)} {parts[axis]:+.1f} ({mine:.3f} vs {theirs:.3f})")
-    if (report.settings or {}).get("definition", "mean_of_skills") == "components":
+    if report.settings.definition == "components":
         # the per-axis parts sum to the mean-of-skills difference, not to the composite's: said as such
         lead = float(scores.loc[first, "crs"]) - float(scores.loc[second, "crs"])
         return (f"{first} leads {second} by {lead:.1f} CRS points (components definition); the weighted skill "

@@ -118,9 +118,20 @@ def constants_line(report: ScoreReport) -> str:
     weights = settings.axis_weights
     pairs = ", ".join(f"{AXIS_HEADERS.get(a, a)} ({anchors[a]:g} + {scales[a]:g} u, w={weights.get(a, float('nan')):.2f})"
                       for a in anchors)
-    from crsbench.report.components_view import definition_formula
-
     return f"skill u = (value - no-value level) / span to perfect: {pairs}; {definition_formula(report)}"
+
+
+def definition_formula(report: ScoreReport) -> str:
+    """The ranking definition in one phrase, with its constants (what the score table's numbers are)."""
+    settings = report.settings
+    if settings.definition != "components":
+        return "CRS = 100 * sum w u, minus the reference's (skill points)"
+    parts = settings.components
+    weights = parts.get("component_weights", {})
+    return (f"CRS = {weights.get('dominance', 0):.2f} dominance + {weights.get('balance', 0):.2f} (balance - "
+            f"reference's) + {weights.get('worst', 0):.2f} (worst axis - reference's), skill points; dominance = "
+            f"100 sum w tol tanh((u - u_ref) / tol), tol {parts.get('tolerance', 0):g}; balance = soft minimum of u, "
+            f"tau {parts.get('balance_tau', 0):g}")
 
 
 def _interval_cell(row) -> Text:
@@ -372,7 +383,7 @@ def score_lines(report: ScoreReport, with_tier: bool = True) -> list[Text]:
         sensitivity = report.weight_sensitivity
         top = sensitivity["p_top"].sort_values(ascending=False)
         shares = ", ".join(f"{name} {share:.1%}" for name, share in top.items() if share >= 0.0005)
-        what = "axis and component weights" if report.settings.get("definition") == "components" else "axis weights"
+        what = "axis and component weights" if report.settings.definition == "components" else "axis weights"
         lines.append(Text(f"Under sampled {what}, top encoder: {shares}"))
         moving = [str(e) for e in sensitivity.index[sensitivity.get("place_depends", pd.Series(False))]]
         if moving:

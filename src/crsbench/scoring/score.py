@@ -167,7 +167,7 @@ class ScoreReport:
             "notes": list(self.notes),
             "settings": dict(self.settings or {}),
             **components_summary(self.components, self.pareto_pairs, self.definitions, self.disagreements,
-                                  (self.settings or {}).get("definition", "mean_of_skills"),
+                                  self.settings.definition if self.settings else "mean_of_skills",
                                   self.rank_agreement_by_definition),
         }
 
