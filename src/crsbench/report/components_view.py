@@ -36,7 +36,8 @@ def _p(value) -> str:
 
 
 def _points(value) -> str:
-    return "-" if value is None or pd.isna(value) else f"{float(value):.1f}"
+    # rounded first, then "+ 0.0": a value that rounds to zero prints 0.0, not -0.0
+    return "-" if value is None or pd.isna(value) else f"{round(float(value), 1) + 0.0:.1f}"
 
 
 def component_rows(report: ScoreReport) -> list[dict[str, str]]:
