@@ -295,7 +295,7 @@ def _read_image(path: Path):
     import numpy as np
     from PIL import UnidentifiedImageError
 
-    from crsbench.datasets.folder import open_image
+    from crsbench.datasets.image_files import open_image
 
     try:
         with open_image(path) as image:
