@@ -108,6 +108,7 @@ def test_ordinal_must_be_declared_and_whole_numbers(tmp_path):
 # ----------------------------------------------------------------------------- end to end
 
 
+@pytest.mark.slow  # two whole selections, every perturbation of a fundus cohort
 def test_a_rerun_on_a_warm_cache_plans_no_encoding_and_gets_the_same_results(tmp_path):
     """The second plan costs only what the cache lacks and says how much it holds; the lookup uses the
     run's own keys, so what it calls cached is what the run does not encode."""

@@ -123,13 +123,11 @@ def test_a_stored_score_is_recomputed_after_an_edit_of_the_scoring_code_and_only
     shutil.copytree(Path(crsbench.__file__).parent, package / "crsbench", ignore=shutil.ignore_patterns("__pycache__"))
     own = tmp_path / "results"
     shutil.copytree(results, own)
-    assert _scored_with(package, own) == "False"
-    assert _scored_with(package, own) == "True"  # nothing changed: read back
+    assert _scored_with(package, own) == "False"  # scored, then stored
     runner_module = package / "crsbench" / "run" / "runner.py"  # the run side: no part of the score
     runner_module.write_text(runner_module.read_text() + "\n# edited\n")
-    assert _scored_with(package, own) == "True"
+    assert _scored_with(package, own) == "True"  # read back
     engine = package / "crsbench" / "scoring" / "case_bootstrap.py"
     assert SCORING_CONSTANT in engine.read_text()
     engine.write_text(engine.read_text().replace(SCORING_CONSTANT, "EXACT_LIMIT = 3e10"))
     assert _scored_with(package, own) == "False"  # the scoring source changed: scored afresh
-    assert _scored_with(package, own) == "True"
