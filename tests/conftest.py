@@ -7,6 +7,25 @@ import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+# Under pytest-xdist each worker is one process on a share of the cores: BLAS, OpenMP and torch
+# threads are sized to that share (read when those libraries load, which is after this file).
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+if _WORKERS > 1:
+    _SHARE = str(max(1, len(os.sched_getaffinity(0)) // _WORKERS) if hasattr(os, "sched_getaffinity")
+                 else max(1, (os.cpu_count() or 1) // _WORKERS))
+    for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, _SHARE)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """Plain `pytest` (no path, no -n) spreads the fast loop over every core when pytest-xdist is there;
+    `-n 0` or `-p no:xdist` keeps one process, and a run of named files or tests stays in one process."""
+    if (config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", 0) is None
+            and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+            and not config.getoption("usepdb", False) and "PYTEST_XDIST_WORKER" not in os.environ):
+        config.option.numprocesses = "auto"
+
 
 def shared_file(*parts: str) -> Path:
     path = SHARED_DATA.joinpath(*parts)

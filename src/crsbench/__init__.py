@@ -9,12 +9,10 @@ The verbs and values a user needs, imported on first use (so `import crsbench` s
     crsbench.write_report(suite.output)
 """
 
-from crsbench.core import moved_modules
 from crsbench.core.faces import lazy_face
 
 __version__ = "0.1.0"
 
-moved_modules.install()
 __getattr__, __dir__, __all__ = lazy_face(__name__, {
     # verbs
     "open_suite": "api", "demo_suite": "api", "run_suite": "api:run", "score": "api", "select": "api",

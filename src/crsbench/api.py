@@ -316,7 +316,32 @@ def suite_class_names(results: str | Path, suite_hash: str | None = None) -> dic
     return out
 
 
-def score(
+@dataclasses.dataclass(frozen=True)
+class ScoringInputs:
+    """What a score of a results folder reads, read once: the records as scored (a validated view), the
+    stored per-case predictions (where the bootstrap resamples cases), the reference, floor baselines,
+    class names, the CRS settings, and `key`, the fingerprint of them all (scoring_inputs_key)."""
+
+    results: Path
+    records: Records
+    predictions: Any
+    reference: str | None
+    baselines: tuple[str, ...]
+    class_names: dict[str, tuple[str, ...]]
+    config: CRSConfig
+    key: str
+
+    def with_settings(self, **settings) -> "ScoringInputs":
+        """The same records scored with other CRS settings (by name, over these), with their own key."""
+        config = CRSConfig(**{**self.config.model_dump(), **settings})
+        if config.resample == "cases" and self.predictions is None:
+            raise ValueError("these inputs hold no per-case predictions: read them with resample='cases'")
+        return dataclasses.replace(self, config=config, key=scoring_inputs_key(
+            self.records.frame, self.predictions if config.resample == "cases" else None, self.reference,
+            self.baselines, self.class_names, config))
+
+
+def scoring_inputs(
     results: str | Path,
     reference: str | None = None,
     config: CRSConfig | None = None,
@@ -325,42 +350,58 @@ def score(
     partial: bool = False,
     class_names: dict[str, tuple[str, ...]] | None = None,
     **settings,
-):
-    """The CRS report of a results folder. `config` is a crs.CRSConfig; without it, the suite's `crs:`
-    block with CRSConfig fields given by name (`n_boot=2000`) applied over it. The suite's baselines
-    are left out of the rank statistics. An incomplete grid is refused unless `partial`; a partial
-    report says so in its first note and in settings["grid"]. `class_names` (task -> names) lets the
-    axis evidence and the class tables name classes; by default the suite's declared names."""
-
-    from crsbench.scoring.score import score_records
+) -> ScoringInputs:
+    """The first half of `score`: read everything a score of these results needs, once. `config` is a
+    crs.CRSConfig; without it, the suite's `crs:` block with CRSConfig fields given by name (`n_boot=2000`)
+    applied over it. The suite's baselines are left out of the rank statistics. An incomplete grid is
+    refused unless `partial`. `class_names` (task -> names): by default the suite's declared names."""
+    from crsbench.results.predictions import load_predictions
 
     if config is not None and settings:
         raise ValueError(f"give either config or settings by name, not both ({sorted(settings)})")
     suite_crs, baselines = suite_score_settings(results, suite_hash)
     config = config or CRSConfig(**{**suite_crs, **settings})
     view = load_results(results, suite_hash, partial)
-    grid = view.grid
-    from crsbench.results.predictions import load_predictions
-
     stored = load_predictions(results) if config.resample == "cases" else None
-    class_names = {**suite_class_names(results, suite_hash), **(class_names or {})}
+    names = {**suite_class_names(results, suite_hash), **(class_names or {})}
     reference = reference or suite_reference(results, suite_hash)
-    report = score_records(view, reference, config, baselines=baselines, predictions=stored,
-                           class_names=class_names or None)
+    key = scoring_inputs_key(view.frame, stored, reference, baselines, names, config)
+    return ScoringInputs(Path(results), view, stored, reference, tuple(baselines), names, config, key)
+
+
+def score_inputs(inputs: ScoringInputs):
+    """The second half of `score`: the CRS report of inputs read by `scoring_inputs` (no I/O). A partial
+    report says so in its first note and in settings["grid"]."""
+    from crsbench.scoring.score import score_records
+
+    grid = inputs.records.grid
+    report = score_records(inputs.records, inputs.reference, inputs.config, baselines=list(inputs.baselines),
+                           predictions=inputs.predictions if inputs.config.resample == "cases" else None,
+                           class_names=inputs.class_names or None)
     notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
-    key = scoring_inputs_key(view.frame, stored, reference, baselines, class_names, config)
     return dataclasses.replace(report, notes=notes + tuple(report.notes),
-                               settings=report.settings.with_grid(grid.as_dict()), inputs_key=key)
+                               settings=report.settings.with_grid(grid.as_dict()), inputs_key=inputs.key)
+
+
+def score(results: str | Path, reference: str | None = None, config: CRSConfig | None = None, **options):
+    """The CRS report of a results folder: `scoring_inputs` with these arguments (`suite_hash`, `partial`,
+    `class_names`, and CRS settings by name), then `score_inputs`."""
+    return score_inputs(scoring_inputs(results, reference, config, **options))
+
+
+SCORING_MODULE = "crsbench.scoring.score"  # a stored score is reused only while its source is unchanged
 
 
 def scoring_inputs_key(frame, stored, reference, baselines, class_names, config: CRSConfig) -> str:
     """SHA-256 of everything a score of these results depends on: the records as scored (the view), the
     stored predictions' index (its digests address the files' contents) and test sets, the reference,
-    floor baselines, class names, every CRS setting and the package version."""
+    floor baselines, class names, every CRS setting, the package version, and the source of the scoring
+    code (scoring.score and every package module it imports, directly or not: core.source_digest)."""
     import hashlib
     import json
 
     from crsbench import __version__
+    from crsbench.core.source_digest import source_digest
 
     digest = hashlib.sha256()
     ordered = frame.sort_values("record_key").reset_index(drop=True)
@@ -370,21 +411,25 @@ def scoring_inputs_key(frame, stored, reference, baselines, class_names, config:
         digest.update(stored.test_sets.to_csv(index=False).encode())
     digest.update(json.dumps({"reference": reference, "baselines": list(baselines),
                               "class_names": {t: list(n) for t, n in sorted((class_names or {}).items())},
-                              "config": config.model_dump(mode="json"), "version": __version__},
+                              "config": config.model_dump(mode="json"), "version": __version__,
+                              "source": source_digest(SCORING_MODULE)},
                              sort_keys=True).encode())
     return digest.hexdigest()
 
 
-def scored_or_score(results: str | Path, *, suite_hash: str | None = None, partial: bool = False, **settings):
+def scored_or_score(results: str | Path | ScoringInputs, *, suite_hash: str | None = None, partial: bool = False,
+                    **settings):
     """(value, reused): the value `score` stored for exactly these inputs (report.scored_files), else a fresh
-    score, then stored."""
+    score, then stored. `results`: a results folder (read as `scoring_inputs` reads it), or inputs read already."""
     from crsbench.report.scored_files import read_scored, write_scored
 
-    base = Path(results) if Path(results).is_dir() else Path(results).parent
-    stored = read_scored(base, _inputs_key_of(results, suite_hash, partial, **settings))
+    inputs = results if isinstance(results, ScoringInputs) else scoring_inputs(
+        results, suite_hash=suite_hash, partial=partial, **settings)
+    base = _results_folder(inputs.results)
+    stored = read_scored(base, inputs.key)
     if stored is not None:
         return stored, True
-    scored = score(results, suite_hash=suite_hash, partial=partial, **settings)
+    scored = score_inputs(inputs)
     try:
         write_scored(scored, base)
     except OSError:  # results one may read but not write (a colleague's, a read-only mount): no stored value
@@ -392,24 +437,15 @@ def scored_or_score(results: str | Path, *, suite_hash: str | None = None, parti
     return scored, False
 
 
-def _inputs_key_of(results, suite_hash, partial, reference=None, class_names=None, **settings) -> str:
-    """scoring_inputs_key of what score(results, ...) would compute, without computing it."""
-    suite_crs, baselines = suite_score_settings(results, suite_hash)
-    config = CRSConfig(**{**suite_crs, **settings})
-    view = load_results(results, suite_hash, partial)
-    from crsbench.results.predictions import load_predictions
-
-    stored = load_predictions(results) if config.resample == "cases" else None
-    names = {**suite_class_names(results, suite_hash), **(class_names or {})}
-    return scoring_inputs_key(view.frame, stored, reference or suite_reference(results, suite_hash), baselines,
-                              names, config)
+def _results_folder(results: str | Path) -> Path:
+    return Path(results) if Path(results).is_dir() else Path(results).parent
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:
     from crsbench.report import write_score_report
     from crsbench.report.scored_files import write_scored
 
-    base = Path(results) if Path(results).is_dir() else Path(results).parent
+    base = _results_folder(results)
     written = write_score_report(report, Path(out_dir) if out_dir else base / "scores")
     if getattr(report, "inputs_key", ""):  # kept for `report`, which reads it instead of rescoring
         write_scored(report, base)
@@ -421,25 +457,25 @@ def write_report(
     out_dir: str | Path | None = None,
     *,
     scored=None,
+    inputs: ScoringInputs | None = None,
     suite_hash: str | None = None,
     partial: bool = False,
     seconds_per_image: dict[str, float] | None = None,
     **settings,
 ):
     """The HTML and Markdown report of a results folder, with every figure as PNG and SVG
-    (report.page.write_report). `scored`: a ScoreReport already computed from these results;
-    without it, the value `score` stored for exactly these inputs and settings, else they are scored
-    as `score` does (settings by name). `seconds_per_image`: measured
-    embedding cost per encoder, for the score-against-cost figure. Default folder: RESULTS/report."""
+    (report.page.write_report). `inputs`: what `scoring_inputs` read of these results (else read here,
+    with the settings by name); `scored`: a ScoreReport already computed from them; without it, the value
+    `score` stored for exactly these inputs and settings, else they are scored as `score` does.
+    `seconds_per_image`: measured embedding cost per encoder, for the score-against-cost figure. Default
+    folder: RESULTS/report."""
     from crsbench.report.page import write_report as write_pages
 
+    inputs = inputs or scoring_inputs(results, suite_hash=suite_hash, partial=partial, **settings)
     if scored is None:
-        scored, _ = scored_or_score(results, suite_hash=suite_hash, partial=partial, **settings)
-    base = Path(results) if Path(results).is_dir() else Path(results).parent
-    frame, _ = grid_view(results, suite_hash, partial)
-    return write_pages(scored, frame, Path(out_dir) if out_dir else base / "report",
-                       results=results, seconds_per_image=seconds_per_image)
-
+        scored, _ = scored_or_score(inputs)
+    return write_pages(scored, inputs.records.frame, Path(out_dir) if out_dir else _results_folder(results) / "report",
+                       results=results, predictions=inputs.predictions, seconds_per_image=seconds_per_image)
 
 
 def bundle(results: str | Path, out: str | Path, suite_hash: str | None = None):
@@ -504,18 +540,18 @@ def select(request, *, say=None, progress: Progress | None = None, dry_run: bool
     suite_hash = prepared.suite.suite_hash()
     with progress.task(f"score ({SELECT_N_BOOT} bootstrap draws)", total=None):  # minutes a log would not hear of
         names = {task.name: tuple(prepared.dataset.meta.class_names) for task in prepared.suite.tasks}
-        scored = score(out, reference=reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash, class_names=names)
-        evidence = _selection_evidence(out, scored, prepared, suite_hash)
+        inputs = scoring_inputs(out, reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash, class_names=names)
+        scored = score_inputs(inputs)
+        evidence = _selection_evidence(inputs, scored, prepared)
         sentences = tuple(advice.recommendation(scored, evidence))
         scores = write_scores(scored, out)
     with progress.task("report", total=None):
-        written = write_report(out, scored=scored, suite_hash=suite_hash,
-                               seconds_per_image=prepared.seconds_per_image or None)
+        written = write_report(out, scored=scored, inputs=inputs, seconds_per_image=prepared.seconds_per_image or None)
     return Selection(prepared, summary, scored, sentences, scores, written.html, run_s,
                      time.perf_counter() - prepared.started)
 
 
-def _selection_evidence(out: Path, scored, prepared, suite_hash: str):
+def _selection_evidence(inputs: ScoringInputs, scored, prepared):
     """The test-set size, the measured cost per image and, when the tier holds several encoders, the
     seed-only standard errors."""
     import numpy as np
@@ -525,11 +561,9 @@ def _selection_evidence(out: Path, scored, prepared, suite_hash: str):
     test = prepared.dataset.split("test")
     n_test = len(np.unique(test.groups)) if prepared.cohort.group_column else len(test)
     seed_se = None
-    if len(scored.leading_tier) > 1:
-        from crsbench.selection.workflow import SELECT_N_BOOT
-
-        seed_only = score(out, reference=scored.reference, n_boot=SELECT_N_BOOT, suite_hash=suite_hash,
-                          resample="seeds", n_weight_draws=0)
+    if len(scored.leading_tier) > 1:  # the same records, resampled over seeds alone
+        seed_only = score_inputs(dataclasses.replace(inputs, reference=scored.reference)
+                                 .with_settings(resample="seeds", n_weight_draws=0))
         seed_se = advice.standard_errors(seed_only.leading_tier_table, float(seed_only.settings.get("level", 0.95)))
     return advice.Evidence(n_test=n_test, n_seeds=len(prepared.suite.seeds), unit=prepared.cohort.unit,
                            seed_se=seed_se, seconds_per_image=prepared.seconds_per_image or None,

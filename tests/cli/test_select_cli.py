@@ -14,6 +14,7 @@ import yaml
 from PIL import Image
 from typer.testing import CliRunner
 
+from _load_counts import counting_loads
 from crsbench.cli.main import app
 
 from conftest import shared_file
@@ -108,6 +109,7 @@ def test_ordinal_must_be_declared_and_whole_numbers(tmp_path):
 # ----------------------------------------------------------------------------- end to end
 
 
+@pytest.mark.slow  # two whole selections, every perturbation of a fundus cohort
 def test_a_rerun_on_a_warm_cache_plans_no_encoding_and_gets_the_same_results(tmp_path):
     """The second plan costs only what the cache lacks and says how much it holds; the lookup uses the
     run's own keys, so what it calls cached is what the run does not encode."""
@@ -216,7 +218,7 @@ def test_retinamnist_npz_with_offline_encoders(tmp_path):
     assert "task: ordinal (declared by the dataset's metadata), 5 classes" in output
 
 
-def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_same(tmp_path):
+def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_same(tmp_path, monkeypatch):
     """api.select does the work and returns a value; the command only renders it."""
     from crsbench import api
 
@@ -240,7 +242,9 @@ def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_
     rescored = api.score(tmp_path / "lib", n_boot=0)
     assert set(rescored.class_counts["name"]) == {"melanoma", "nevus"}
     assert set(selection.scored.class_counts["name"]) == {"melanoma", "nevus"}
+    counts = counting_loads(monkeypatch)
     again = api.select(request, say=lambda line, style=None: None)  # the same arguments: resumed, nothing rerun
+    assert counts == {"load_records": 1, "load_predictions": 1}  # scores, advice and report read them once
     assert again.prepared.resumed and again.summary.written == 0 and again.advice == selection.advice
     result = _select(folder, "--encoders", "raw-pixels@input_size=16,colour-texture", "--label-column", "diagnosis",
                      "--budget", "10m", "--seeds", "3", "--fractions", "0.5", "-o", tmp_path / "lib",

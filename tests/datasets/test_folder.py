@@ -6,7 +6,8 @@ import pytest
 from PIL import Image
 
 from crsbench.datasets.base import Dataset, images_batch
-from crsbench.datasets.folder import FileImages, FolderDataset, load_image
+from crsbench.datasets.folder import FolderDataset
+from crsbench.datasets.image_files import FileImages, load_image
 from crsbench.errors import DataError
 from _image_files import save_image, write_csv
 

@@ -339,6 +339,7 @@ def test_the_encoders_table_fits_and_keeps_names_and_values(width):
             assert "".join(str(cell).split())[:12] in flat, (row[0], cell)
 
 
+@pytest.mark.slow  # a whole run in a fresh interpreter
 def test_the_shortest_yaml_encoder_is_a_two_line_module_beside_its_suite(tmp_path):
     """`encoders: [my_lab:embed]` next to my_lab.py runs from any folder, with no PYTHONPATH."""
     project = tmp_path / "project"

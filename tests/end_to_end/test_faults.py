@@ -298,7 +298,7 @@ def _bomb_png(path: Path, side: int = 20_000) -> Path:
 
 
 def test_a_decompression_bomb_is_a_data_error_naming_the_file(tmp_path):
-    from crsbench.datasets.folder import load_image
+    from crsbench.datasets.image_files import load_image
 
     bomb = _bomb_png(tmp_path / "bomb.png")
     with pytest.raises(DataError, match=r"bomb\.png: refused as a possible decompression bomb"):

@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from _simulated_report import COSTS, DESIGN, LONG, scored_cohort
-from crsbench.report import figures, figures_more, tables
+from crsbench.report import figure_style, figures_more, tables
 from crsbench.report.page import write_report
 
 
@@ -117,19 +117,19 @@ def test_captions_say_what_ran_and_names_are_never_cut(written):
     # a long name is shown by its key and spelt out in every caption; other long strings wrap, uncut
     name = f"{LONG}-ft-derm"
     assert f"[1] = {name}" in captions["forest"] and f"[2] = {LONG}-original" in captions["forest"]
-    with figures.keyed(figures.name_key([name, f"{LONG}-original", "raw-pixels"])):
-        assert figures.label(name).startswith("[1] ") and figures.label("raw-pixels") == "raw-pixels"
-    assert figures.label(name).replace("\n", "") == name
+    with figure_style.keyed(figure_style.name_key([name, f"{LONG}-original", "raw-pixels"])):
+        assert figure_style.label(name).startswith("[1] ") and figure_style.label("raw-pixels") == "raw-pixels"
+    assert figure_style.label(name).replace("\n", "") == name
     assert all(f.absent is None for f in written.figures), [(f.name, f.absent) for f in written.figures if f.absent]
 
 
 def test_a_figure_without_its_inputs_says_why(cohort):
     report, records, stored = cohort
-    from crsbench.report.page import ReportData
+    from crsbench.report.data import ReportData
     from crsbench.report import sources
 
     data = ReportData(report, records[records["condition_kind"] != "perturbation"], sources.gather(None, records))
-    assert isinstance(figures_more.encoder_perturbation_heatmap(data), figures.Absent)
+    assert isinstance(figures_more.encoder_perturbation_heatmap(data), figure_style.Absent)
     assert "no measured embedding cost" in figures_more.score_against_cost(data).reason
 
 

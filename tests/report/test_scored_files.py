@@ -6,11 +6,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from _load_counts import counting_loads
 from _tiny_results import tiny_results
 from crsbench import api
 from crsbench.cli.main import app
@@ -52,9 +56,9 @@ def test_other_inputs_a_tampered_table_or_a_foreign_schema_are_not_read(results,
     write_scored(fresh, tmp_path)
     assert read_scored(tmp_path, fresh.inputs_key) is not None
     assert read_scored(tmp_path, "0" * 64) is None  # other inputs
-    other_reference = api._inputs_key_of(results, None, False, reference="raw-pixels", n_boot=60)
+    other_reference = api.scoring_inputs(results, "raw-pixels", n_boot=60).key
     assert other_reference != fresh.inputs_key and read_scored(tmp_path, other_reference) is None
-    assert api._inputs_key_of(results, None, False, n_boot=60) == fresh.inputs_key
+    assert api.scoring_inputs(results, n_boot=60).key == fresh.inputs_key
 
     edited = tmp_path / "edited"
     shutil.copytree(tmp_path / FOLDER, edited / FOLDER)
@@ -84,3 +88,46 @@ def test_a_report_of_results_it_cannot_write_to_is_still_written(results, tmp_pa
     assert not reused and value.inputs_key
     written = api.write_report(results, tmp_path / "r", n_boot=40)
     assert written.html.is_file()
+
+
+def test_each_command_reads_the_records_and_the_predictions_once(results, tmp_path, monkeypatch):
+    own = tmp_path / "results"
+    shutil.copytree(results, own)
+    counts = counting_loads(monkeypatch)
+    for args in (["report", str(own), "--n-boot", "30", "-o", str(tmp_path / "r1")],  # scored for the report
+                 ["score", str(own), "--n-boot", "40"],
+                 ["report", str(own), "--n-boot", "40", "-o", str(tmp_path / "r2")]):  # the stored value
+        counts.clear()
+        shown = runner.invoke(app, args)
+        assert shown.exit_code == 0, shown.output
+        assert counts == {"load_records": 1, "load_predictions": 1}, (args, counts)
+    assert "not recomputed" in shown.output
+
+
+SCORING_CONSTANT = "EXACT_LIMIT = 2e10"  # scoring/case_bootstrap.py: where the bootstrap engine changes
+
+
+def _scored_with(package: Path, results: Path) -> str:
+    """Whether `report`'s scoring step reused the stored value, run by the package copy under `package`."""
+    code = ("import sys; from crsbench import api; "
+            "value, reused = api.scored_or_score(sys.argv[1], n_boot=20, n_weight_draws=20); print(reused)")
+    shown = subprocess.run([sys.executable, "-c", code, str(results)], capture_output=True, text=True,
+                           env={"PYTHONPATH": str(package), "PATH": "", "OMP_NUM_THREADS": "1"}, check=True)
+    return shown.stdout.strip()
+
+
+def test_a_stored_score_is_recomputed_after_an_edit_of_the_scoring_code_and_only_then(results, tmp_path):
+    import crsbench
+
+    package = tmp_path / "src"
+    shutil.copytree(Path(crsbench.__file__).parent, package / "crsbench", ignore=shutil.ignore_patterns("__pycache__"))
+    own = tmp_path / "results"
+    shutil.copytree(results, own)
+    assert _scored_with(package, own) == "False"  # scored, then stored
+    runner_module = package / "crsbench" / "run" / "runner.py"  # the run side: no part of the score
+    runner_module.write_text(runner_module.read_text() + "\n# edited\n")
+    assert _scored_with(package, own) == "True"  # read back
+    engine = package / "crsbench" / "scoring" / "case_bootstrap.py"
+    assert SCORING_CONSTANT in engine.read_text()
+    engine.write_text(engine.read_text().replace(SCORING_CONSTANT, "EXACT_LIMIT = 3e10"))
+    assert _scored_with(package, own) == "False"  # the scoring source changed: scored afresh

@@ -1,10 +1,13 @@
 """The package's import structure: no cycle, and every import points down the pipeline's layer order.
 
 Read from the source with `ast` (no module is imported), so lazy imports inside functions count too: a
-cycle hidden in a function body still ties two modules together.
+cycle hidden in a function body still ties two modules together. Imports made for annotations only
+(under `if TYPE_CHECKING:`) count for cycles as well: a reader who draws the graph draws them.
 """
 
 import ast
+import functools
+import shutil
 from pathlib import Path
 
 import pytest
@@ -32,18 +35,19 @@ READ_SIDE = {"scoring", "report"}
 RUN_SIDE = {"embed", "run", "selection"}
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts).removesuffix(".__init__")
 
 
-def _imports(path: Path, modules: set[str]) -> set[str]:
+def _imports(path: Path, modules: set[str], typing_too: bool = False) -> set[str]:
     """The crsbench modules a file imports, wherever in the file the import sits: `from a import b` names
-    module a.b when b is a module, else a. The package's `__version__` is a constant, not an import of it."""
+    module a.b when b is a module, else a. The package's `__version__` is a constant, not an import of it.
+    Imports under `if TYPE_CHECKING:` count only with `typing_too`."""
     found = set()
     tree = ast.parse(path.read_text())
-    typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block)
-                   for n in ast.walk(block)}  # annotations only: never imported at run time
+    typing_only = set() if typing_too else {id(n) for block in ast.walk(tree) if _is_type_checking_block(block)
+                                            for n in ast.walk(block)}  # never imported at run time
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
@@ -67,17 +71,20 @@ def _unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+@functools.cache
+def import_graph(package: Path = PACKAGE, typing_too: bool = False) -> dict[str, frozenset[str]]:
+    """Module -> the package's modules it imports (run-time imports; annotation-only ones too with
+    `typing_too`). Read once per test process: every structure test asks for the same graph."""
+    modules = {_module_name(p, package): p for p in package.rglob("*.py")}
     graph = {}
     for name, path in modules.items():
         targets = set()
-        for imported in _imports(path, set(modules)):
+        for imported in _imports(path, set(modules), typing_too):
             while imported not in modules and "." in imported:
                 imported = imported.rsplit(".", 1)[0]
             if imported in modules and imported != name:
                 targets.add(imported)
-        graph[name] = targets
+        graph[name] = frozenset(targets)
     return graph
 
 
@@ -112,8 +119,23 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_there_is_no_import_cycle():
-    assert cycles(import_graph()) == []
+def test_there_is_no_import_cycle_even_through_annotation_only_imports():
+    assert cycles(import_graph(typing_too=True)) == []
+
+
+def test_a_cycle_planted_in_a_copy_of_the_package_is_found(tmp_path):
+    """The check on the real tree, run on a copy with one planted annotation-only loop: the figures
+    module importing the page that draws it. Found with typing imports counted, missed without."""
+    copy = tmp_path / "crsbench"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    figures = copy / "report" / "figures.py"
+    figures.write_text(figures.read_text().replace(
+        "if TYPE_CHECKING:  # annotations only\n",
+        "if TYPE_CHECKING:  # annotations only\n    from crsbench.report.page import FigureFile\n", 1))
+    found = cycles(import_graph(copy, typing_too=True))
+    print("cycles in the planted copy:", found)
+    assert found == [["crsbench.report.figures", "crsbench.report.page"]]
+    assert cycles(import_graph(copy)) == []  # a run-time-only reading would miss it
 
 
 def test_every_unit_has_a_layer():

@@ -1,14 +1,11 @@
-"""The package's top level holds stage packages and a handful of modules; the old flat paths still import."""
+"""The package's top level holds stage packages and a handful of modules, each package behind a lazy face."""
 
 import importlib
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
-
-from crsbench.core.moved_modules import MOVED
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "crsbench"
 TOP_MODULES = {"__init__.py", "__main__.py", "api.py", "errors.py"}
@@ -22,23 +19,13 @@ def test_the_top_level_is_stage_packages():
             assert (package / "__init__.py").exists(), f"{package.name} has no public face"
 
 
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_an_old_path_is_the_same_module_and_warns(old):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        moved = importlib.import_module(f"crsbench.{old}")
-    assert moved is importlib.import_module(f"crsbench.{MOVED[old]}")
-    assert any(issubclass(w.category, DeprecationWarning) and MOVED[old] in str(w.message) for w in caught)
-
-
-def test_a_package_named_like_an_old_module_forwards_its_names():
+def test_a_package_face_names_its_modules_and_nothing_else():
     import crsbench.scoring
 
-    with pytest.warns(DeprecationWarning, match="crsbench.scoring.score.grid_stage"):
-        forwarded = crsbench.scoring.grid_stage
-    from crsbench.scoring.score import grid_stage
-
-    assert forwarded is grid_stage
+    assert crsbench.scoring.score is importlib.import_module("crsbench.scoring.score")
+    assert crsbench.scoring.ScoreReport is crsbench.scoring.score.ScoreReport
+    with pytest.raises(AttributeError):
+        crsbench.scoring.grid_stage  # a name of one of its modules is read from that module
     with pytest.raises(AttributeError):
         crsbench.scoring.no_such_name
 

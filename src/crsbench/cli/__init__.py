@@ -2,4 +2,4 @@
 
 from crsbench.core.faces import lazy_face
 
-__getattr__, __dir__, __all__ = lazy_face(__name__, {"app": "main"}, moved_from="main")
+__getattr__, __dir__, __all__ = lazy_face(__name__, {"app": "main"})

@@ -90,15 +90,17 @@ def _run_and_render(out: Output, suite, cache_dir: Optional[Path], wait_s: float
 
 def _score(out: Output, results_dir: Path, reference: Optional[str], n_boot: int, out_dir: Optional[Path] = None,
            suite_hash: Optional[str] = None, partial: bool = False, definition: Optional[CRSDefinition] = None):
-    """The score report and the folder its files were written to, and how long both took."""
+    """The score report, the folder its files were written to, how long both took, and the inputs read
+    for it (a report of the same results reads them from here)."""
     from crsbench import api
 
     started = time.perf_counter()
     with out.progress().task(f"score ({n_boot} bootstrap draws)", total=None):  # a log hears of it
-        scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial,
-                           **definition_settings(definition))
+        inputs = api.scoring_inputs(results_dir, reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial,
+                                    **definition_settings(definition))
+        scored = api.score_inputs(inputs)
         written = api.write_scores(scored, results_dir, out_dir)
-    return scored, next(iter(written.values())).parent, time.perf_counter() - started
+    return scored, next(iter(written.values())).parent, time.perf_counter() - started, inputs
 
 
 def _render_scores(out: Output, scored: ScoreReport, folder: Path, seconds: float) -> None:
@@ -107,16 +109,18 @@ def _render_scores(out: Output, scored: ScoreReport, folder: Path, seconds: floa
 
 
 def _write_report(out: Output, results_dir: Path, report_dir: Optional[Path] = None, scored: ScoreReport | None = None,
-                  suite_hash: Optional[str] = None, partial: bool = False, **settings):
+                  suite_hash: Optional[str] = None, partial: bool = False, inputs=None, **settings):
     from crsbench import api
 
     if scored is None:
         with out.progress().task("scores for the report", total=None):
-            scored, reused = api.scored_or_score(results_dir, suite_hash=suite_hash, partial=partial, **settings)
+            inputs = api.scoring_inputs(results_dir, suite_hash=suite_hash, partial=partial, **settings)
+            scored, reused = api.scored_or_score(inputs)
         out.say("scores: the value `score` stored for these records and settings, not recomputed" if reused else
                 "scores: computed for the report (no stored value of `score` matched these records and settings)")
     with out.progress().task("report", total=None):
-        written = api.write_report(results_dir, report_dir, scored=scored, suite_hash=suite_hash, partial=partial)
+        written = api.write_report(results_dir, report_dir, scored=scored, inputs=inputs, suite_hash=suite_hash,
+                                   partial=partial)
     out.result(f"report: {written.html} ({len(written.drawn)} figures, {written.seconds:.1f} s)")
     return written
 
@@ -140,9 +144,10 @@ def demo(
     )
     out.say(f"demo data ({sources}); MedMNIST files are used when found locally and their md5 verifies")
     _run_and_render(out, suite, cache_dir)
-    scored, folder, seconds = _score(out, Path(suite.output), suite.reference, n_boot=2_000 if quick else 10_000)
+    scored, folder, seconds, inputs = _score(out, Path(suite.output), suite.reference,
+                                             n_boot=2_000 if quick else 10_000)
     _render_scores(out, scored, folder, seconds)
-    _write_report(out, Path(suite.output), scored=scored)
+    _write_report(out, Path(suite.output), scored=scored, inputs=inputs)
 
 
 SUITE_ARGUMENT = typer.Argument(..., help="Suite YAML file, or a built-in suite: demo, demo-quick, crs-bench.")
@@ -232,7 +237,7 @@ def score(
 ) -> None:
     """Score the encoders: four axes, skill, CRS, interval, leading tier, AUROC vs CRS rank, the components."""
     out = Output(as_json)
-    scored, folder, seconds = _score(out, results_dir, reference, n_boot, out_dir, suite_hash, partial, definition)
+    scored, folder, seconds, _ = _score(out, results_dir, reference, n_boot, out_dir, suite_hash, partial, definition)
     _render_scores(out, scored, folder, seconds)
     if as_json:
         from crsbench.report.terminal import scores_data
@@ -294,7 +299,7 @@ def _read_image(path: Path):
     import numpy as np
     from PIL import UnidentifiedImageError
 
-    from crsbench.datasets.folder import open_image
+    from crsbench.datasets.image_files import open_image
 
     try:
         with open_image(path) as image:

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import warnings
 from typing import Callable
 
 
-def lazy_face(package: str, face: dict[str, str], moved_from: str | None = None
-              ) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
+def lazy_face(package: str, face: dict[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
     """`__getattr__`, `__dir__` and `__all__` for `package`: `face` maps a public name to the module
-    (relative to the package) that defines it, or to `module:attribute` where the public name differs. `moved_from` is the module that held this package's old
-    flat namesake (`crsbench.scoring` was one module): its other names still resolve, with a
-    DeprecationWarning, for one release."""
+    (relative to the package) that defines it, or to `module:attribute` where the public name differs; a
+    submodule's name is that submodule."""
 
     def __getattr__(name: str) -> object:
         if name in face:
@@ -27,12 +24,6 @@ def lazy_face(package: str, face: dict[str, str], moved_from: str | None = None
             return getattr(importlib.import_module(f"{package}.{module}"), attribute or name)
         if not name.startswith("__") and importlib.util.find_spec(f"{package}.{name}") is not None:
             return importlib.import_module(f"{package}.{name}")
-        if moved_from is not None and not name.startswith("__"):
-            module = importlib.import_module(f"{package}.{moved_from}")
-            if hasattr(module, name):
-                warnings.warn(f"{package}.{name} is now {package}.{moved_from}.{name}; the old path goes "
-                              f"in the next release", DeprecationWarning, stacklevel=2)
-                return getattr(module, name)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:

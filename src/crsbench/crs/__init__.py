@@ -6,4 +6,4 @@ from crsbench.core.faces import lazy_face
 __getattr__, __dir__, __all__ = lazy_face(__name__, {
     "CRSConfig": "definition", "DEFAULT_CONFIG": "definition", "COMPONENTS": "definition",
     "crs_table": "definition", "crs_batch": "definition", "crs_scores": "definition",
-}, moved_from="definition")
+})

@@ -6,4 +6,4 @@ from crsbench.core.faces import lazy_face
 __getattr__, __dir__, __all__ = lazy_face(__name__, {
     "EmbeddingRequest": "cache", "Embedding": "cache", "EmbeddingCache": "cache", "CachedEmbedder": "cache",
     "EMBEDDING_VERSION": "cache",
-}, moved_from="cache")
+})

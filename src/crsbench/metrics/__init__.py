@@ -7,4 +7,4 @@ __getattr__, __dir__, __all__ = lazy_face(__name__, {
     name: "classification" for name in (
         "auroc_per_class", "auroc_macro", "balanced_accuracy", "quadratic_kappa", "ece", "ece_adaptive",
         "ece_classwise", "calibration_error_debiased", "brier", "nll", "evaluate")
-}, moved_from="classification")
+})

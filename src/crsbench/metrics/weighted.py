@@ -235,19 +235,3 @@ class WeightedMetrics:
 
 def weighted_auroc(task_type: str, y_true, proba, weights) -> np.ndarray:
     return WeightedMetrics(task_type, y_true, proba).auroc(weights)
-
-
-def weighted_ece(task_type: str, y_true, proba, weights, n_bins: int = DEFAULT_BINS) -> np.ndarray:
-    return WeightedMetrics(task_type, y_true, proba, n_bins).ece(weights)
-
-
-def weighted_calibration_error_debiased(task_type: str, y_true, proba, weights, n_bins: int = DEFAULT_BINS) -> np.ndarray:
-    return WeightedMetrics(task_type, y_true, proba, n_bins).calibration_error_debiased(weights)
-
-
-def weighted_brier(task_type: str, y_true, proba, weights) -> np.ndarray:
-    return WeightedMetrics(task_type, y_true, proba).brier(weights)
-
-
-def weighted_nll(task_type: str, y_true, proba, weights) -> np.ndarray:
-    return WeightedMetrics(task_type, y_true, proba).nll(weights)

@@ -7,4 +7,4 @@ from crsbench.core.faces import lazy_face
 __getattr__, __dir__, __all__ = lazy_face(__name__, {
     "Suite": "suite", "load_suite": "suite", "parse_suite": "suite", "Condition": "conditions",
     "FitUnit": "fit_units", "plan": "fit_units", "record_key": "fit_units",
-}, moved_from="fit_units")
+})

@@ -5,4 +5,4 @@ from crsbench.core.faces import lazy_face
 
 __getattr__, __dir__, __all__ = lazy_face(__name__, {
     "ProbeConfig": "linear", "FittedProbe": "linear", "fit_probe": "linear", "DEFAULT_C_GRID": "linear",
-}, moved_from="linear")
+})

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from crsbench.scoring.axes import AXES
-from crsbench.results.record_set import Records, validated
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.scoring.score import ScoreReport
@@ -50,10 +49,6 @@ def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         beaten = others & (x >= x[i]) & (y >= y[i]) & ((x > x[i]) | (y > y[i]))
         front[i] = not beaten.any()
     return front
-
-
-def clean_records(records: Records | pd.DataFrame) -> pd.DataFrame:
-    return validated(records)
 
 
 def _seed_band(frame: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:

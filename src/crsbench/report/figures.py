@@ -1,16 +1,12 @@
 """The report's figures, drawn with matplotlib (Agg, no pyplot state) at a paper's column width.
 
 Each builder takes the report's data and returns a Figure, or Absent with the reason a reader is
-shown instead (never an empty panel). Encoders keep one colour across every figure (Okabe-Ito,
-colour-blind safe; floor baselines in grey, dashed). Names are user strings: `label` keeps
-matplotlib from reading them as mathtext and shortens them.
+shown instead (never an empty panel). Colours, line styles and encoder names as figure text are
+figure_style's, the same in every figure.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -20,134 +16,24 @@ matplotlib.use("Agg", force=False)
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from crsbench.scoring.axes import AXES  # noqa: E402
-from crsbench.core.printable import printable  # noqa: E402
 from crsbench.report import evidence  # noqa: E402
+from crsbench.report.figure_style import (  # noqa: E402
+    AXIS_LABELS,
+    COLUMN_WIDTH,
+    Absent,
+    Drawn,
+    STYLE,
+    encoder_handles,
+    figure,
+    label,
+    legend_below,
+)
 
-if TYPE_CHECKING:  # annotations only: the page module draws these figures
-    from crsbench.report.page import ReportData
-
-COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
-OKABE_ITO: tuple[str, ...] = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#CC79A7", "#000000", "#F0E442")
-BASELINE_GREYS: tuple[str, ...] = ("#7F7F7F", "#B0B0B0", "#505050")
-LINE_STYLES: tuple[str, ...] = ("-", "--", ":", "-.")
-BASELINE_STYLES: tuple[str, ...] = ("--", ":", "-.")  # greys alone are hard to tell apart
-AXIS_LABELS: dict[str, str] = {
-    "discrimination": "discrimination",
-    "calibration": "calibration (Brier skill)",
-    "label_efficiency": "label efficiency",
-    "robustness": "robustness",
-}
-STYLE: dict[str, object] = {
-    "font.size": 7,
-    "axes.titlesize": 7.5,
-    "axes.labelsize": 7,
-    "xtick.labelsize": 6.5,
-    "ytick.labelsize": 6.5,
-    "legend.fontsize": 6.5,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.linewidth": 0.6,
-    "lines.linewidth": 1.2,
-    "svg.fonttype": "path",  # the SVG renders the same everywhere, with no font to fetch
-    "figure.dpi": 100,
-}
-PNG_DPI = 220
-
-
-@dataclass(frozen=True)
-class Absent:
-    """A figure that cannot be drawn from these results, and why."""
-
-    reason: str
-
-
-Drawn = Figure | Absent
-
-
-NAME_WIDTH = 22  # characters of an encoder name a figure shows on one line
-_KEY: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("encoder_key", default={})
-
-
-def name_key(encoders, width: int = NAME_WIDTH) -> dict[str, str]:
-    """Short forms for the encoder names too long for a figure: "[k] prefix..." with k the key's number,
-    so names that share a long prefix stay apart; the caption spells each in full (key_text)."""
-    long = [printable(e) for e in encoders if len(printable(e)) > width]
-    return {name: f"[{k}] {name[: width - 6]}\u2026" for k, name in enumerate(long, start=1)}
-
-
-def key_text(key: dict[str, str]) -> str:
-    return "; ".join(f"{short.split(' ', 1)[0]} = {name}" for name, short in key.items())
-
-
-@contextlib.contextmanager
-def keyed(key: dict[str, str]):
-    """Figures drawn inside use `key`'s short forms for the encoders it names."""
-    token = _KEY.set(key)
-    try:
-        yield
-    finally:
-        _KEY.reset(token)
-
-
-def label(name: object, width: int = NAME_WIDTH) -> str:
-    """A user string as matplotlib text: dollar signs literal (no mathtext). An encoder with a key entry
-    shows its short form (the caption spells it out); any other long string wraps onto more lines.
-    Nothing is cut without a key."""
-    text = printable(name)  # a control character would make the SVG invalid XML
-    short = _KEY.get().get(text)
-    if short is not None:
-        text = short
-    elif len(text) > width:
-        # break after an underscore before splitting a word: "brightness_down" -> "brightness_" / "down"
-        lines = textwrap.wrap(text.replace("_", "_\u2060 "), width, break_long_words=True, break_on_hyphens=True)
-        text = "\n".join(line.replace("_\u2060 ", "_").replace("\u2060", "") for line in lines)
-    return text.replace("\\", "\\\\").replace("$", r"\$")
-
-
-@dataclass(frozen=True)
-class Palette:
-    """One colour and line style per encoder, the same in every figure of a report."""
-
-    colours: dict[str, str]
-    styles: dict[str, str]
-
-    @classmethod
-    def of(cls, encoders: list[str], baselines: tuple[str, ...] = ()) -> "Palette":
-        colours, styles = {}, {}
-        models = [e for e in encoders if e not in baselines]
-        for i, encoder in enumerate(models):
-            colours[encoder] = OKABE_ITO[i % len(OKABE_ITO)]
-            styles[encoder] = LINE_STYLES[(i // len(OKABE_ITO)) % len(LINE_STYLES)]
-        for i, encoder in enumerate(e for e in encoders if e in baselines):
-            colours[encoder] = BASELINE_GREYS[i % len(BASELINE_GREYS)]
-            styles[encoder] = BASELINE_STYLES[i % len(BASELINE_STYLES)]
-        return cls(colours, styles)
-
-    def colour(self, encoder: str) -> str:
-        return self.colours.get(encoder, "#333333")
-
-    def style(self, encoder: str) -> str:
-        return self.styles.get(encoder, "-")
-
-
-def _figure(height: float, width: float = COLUMN_WIDTH) -> Figure:
-    return Figure(figsize=(width, height), layout="constrained")
-
-
-def _legend_below(fig: Figure, handles, labels, ncol: int = 2) -> None:
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, handlelength=1.8,
-               columnspacing=1.0)
-
-
-def _encoder_handles(encoders: list[str], palette: Palette, marker: str | None = None):
-    handles = [Line2D([], [], color=palette.colour(e), linestyle=palette.style(e), marker=marker, markersize=4)
-               for e in encoders]
-    return handles, [label(e) for e in encoders]
-
+if TYPE_CHECKING:  # annotations only
+    from crsbench.report.data import ReportData
 
 # --------------------------------------------------------------------------- cross-task figures
 
@@ -161,7 +47,7 @@ def axis_profile(data: ReportData) -> Drawn:
         return Absent("only the reference encoder was scored: there is nothing to compare it with")
     ncols = 2 if len(encoders) > 1 else 1
     nrows = int(np.ceil(len(encoders) / ncols))
-    fig = _figure(0.35 + 0.95 * nrows)
+    fig = figure(0.35 + 0.95 * nrows)
     axs = np.atleast_1d(fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)).ravel()
     values = delta.to_numpy(dtype=float)
     span = np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
@@ -195,7 +81,7 @@ def auroc_vs_crs(data: ReportData) -> Drawn:
     x, y = scores["discrimination"].to_numpy(dtype=float), scores["crs"].to_numpy(dtype=float)
     front = evidence.pareto_front(x, y)
     tier = set(report.leading_tier)
-    fig = _figure(2.9)
+    fig = figure(2.9)
     ax = fig.subplots()
     order = np.argsort(x[front])
     ax.plot(x[front][order], y[front][order], color="#444444", linewidth=0.8, linestyle=":", zorder=1)
@@ -212,7 +98,7 @@ def auroc_vs_crs(data: ReportData) -> Drawn:
     ax.set_xlabel("AUROC (clean, 100% labels, mean over tasks)")
     ax.set_ylabel("CRS")
     ax.grid(linewidth=0.3, alpha=0.5)
-    handles, labels = _encoder_handles(data.encoders, palette, marker="o")
+    handles, labels = encoder_handles(data.encoders, palette, marker="o")
     for h in handles:
         h.set_linestyle("none")
     handles += [
@@ -221,7 +107,7 @@ def auroc_vs_crs(data: ReportData) -> Drawn:
         Line2D([], [], color="#444444", linestyle=":", marker="o", markerfacecolor="none", markersize=8),
     ]
     labels += ["leading tier (filled)", "not in tier (open)", "Pareto front (ringed)"]
-    _legend_below(fig, handles, labels, ncol=2)
+    legend_below(fig, handles, labels, ncol=2)
     return fig
 
 
@@ -233,7 +119,7 @@ def rank_shift(data: ReportData) -> Drawn:
         return Absent("fewer than two ranked encoders (floor baselines are left out of the rankings, and the "
                       "discrimination axis must be present): no ranking to compare")
     n = len(shift)
-    fig = _figure(0.6 + 0.28 * max(n, 3))
+    fig = figure(0.6 + 0.28 * max(n, 3))
     ax = fig.subplots()
     for encoder, row in shift.iterrows():
         bold = bool(row["reversed"])
@@ -269,7 +155,7 @@ def rank_distribution(data: ReportData) -> Drawn:
     encoders = [e for e in data.encoders if e in probabilities.index]
     table = probabilities.loc[encoders]
     n = table.shape[1]
-    fig = _figure(0.8 + 0.26 * len(encoders), width=COLUMN_WIDTH)
+    fig = figure(0.8 + 0.26 * len(encoders), width=COLUMN_WIDTH)
     ax = fig.subplots()
     image = ax.imshow(table.to_numpy(dtype=float), cmap="Blues", vmin=0, vmax=1, aspect="auto")
     for i in range(len(encoders)):
@@ -298,7 +184,7 @@ def weight_sensitivity(data: ReportData) -> Drawn:
     if sensitivity is None or sensitivity.empty:
         return Absent("weight sensitivity not computed (n_weight_draws = 0)")
     encoders = [e for e in data.encoders if e in sensitivity.index]
-    fig = _figure(0.55 + 0.24 * len(encoders))
+    fig = figure(0.55 + 0.24 * len(encoders))
     ax = fig.subplots()
     shares = sensitivity.loc[encoders, "p_top"].to_numpy(dtype=float)
     y = np.arange(len(encoders))
@@ -330,7 +216,7 @@ def label_efficiency(data: ReportData, task: str) -> Drawn:
     curves = data.label_curves[data.label_curves["task"] == task]
     if curves["fraction"].nunique() < 2:
         return Absent(f"task {task!r} has clean records at one label fraction only: no curve")
-    fig = _figure(2.5)
+    fig = figure(2.5)
     ax = fig.subplots()
     encoders = [e for e in data.encoders if e in set(curves["encoder"])]
     for encoder in encoders:
@@ -344,7 +230,7 @@ def label_efficiency(data: ReportData, task: str) -> Drawn:
     ax.set_xlabel("label fraction (log scale)")
     ax.set_ylabel("AUROC (clean test)")
     ax.grid(linewidth=0.3, alpha=0.5)
-    _legend_below(fig, *_encoder_handles(encoders, data.palette))
+    legend_below(fig, *encoder_handles(encoders, data.palette))
     return fig
 
 
@@ -358,7 +244,7 @@ def robustness(data: ReportData, task: str) -> Drawn:
         return Absent(f"task {task!r} has no perturbation or shift records")
     ncols = 2 if panels > 1 else 1
     nrows = int(np.ceil(panels / ncols))
-    fig = _figure(0.75 + 1.45 * nrows)
+    fig = figure(0.75 + 1.45 * nrows)
     axs = fig.subplots(nrows, ncols, squeeze=False).ravel()
     encoders = [e for e in data.encoders if e in set(curves["encoder"]) | set(drops["encoder"])]
     perturbed_axes = []
@@ -399,7 +285,7 @@ def robustness(data: ReportData, task: str) -> Drawn:
         ax.grid(axis="x", linewidth=0.3, alpha=0.5)
     for ax in axs[panels:]:
         ax.set_visible(False)
-    _legend_below(fig, *_encoder_handles(encoders, data.palette))
+    legend_below(fig, *encoder_handles(encoders, data.palette))
     return fig
 
 
@@ -412,7 +298,7 @@ def reliability(data: ReportData, task: str) -> Drawn:
     curves = {e: c for e, c in curves.items() if c is not None}
     if not curves:
         return Absent(f"no stored predictions for the leading encoders of task {task!r} (clean test, 100% labels)")
-    fig = _figure(3.6)
+    fig = figure(3.6)
     ax, below = fig.subplots(2, 1, height_ratios=[3, 1.1], sharex=True)
     ax.plot([0, 1], [0, 1], color="#999999", linewidth=0.7, linestyle=":")
     width = 0.1 / max(len(curves), 1)
@@ -432,7 +318,7 @@ def reliability(data: ReportData, task: str) -> Drawn:
     below.set_ylabel("cases\n(seeds pooled)")
     below.set_xlabel("predicted probability (bin mean)")
     below.grid(axis="y", linewidth=0.3, alpha=0.5)
-    _legend_below(fig, *_encoder_handles(list(curves), data.palette), ncol=1)
+    legend_below(fig, *encoder_handles(list(curves), data.palette), ncol=1)
     return fig
 
 

@@ -13,10 +13,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from crsbench.report.figures import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, label
+from crsbench.report.figure_style import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, label
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.report.page import ReportData
+    from crsbench.report.data import ReportData
 
 PAIRS = (("discrimination", "calibration"), ("label_efficiency", "robustness"))
 

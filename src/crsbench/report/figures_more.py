@@ -3,7 +3,7 @@ and encoder x perturbation heat maps, per-class AUROC, and score against cost pe
 
 Each is a pure function of the report's data (the score value, and the run records for the per-class
 and perturbation views) returning a Figure, or Absent with the reason. Colours and name handling are
-figures.py's.
+figure_style's.
 """
 
 from __future__ import annotations
@@ -18,16 +18,12 @@ from matplotlib.ticker import MaxNLocator
 
 from crsbench.scoring.axes import AXES
 from crsbench.report import evidence
-from crsbench.report.figures import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, label
+from crsbench.report.figure_style import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, figure, label
 from crsbench.report.figures_front import pareto_front_figure
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.report.page import ReportData
+    from crsbench.report.data import ReportData
     from crsbench.scoring.score import ScoreReport
-
-
-def _figure(height: float, width: float = COLUMN_WIDTH) -> Figure:
-    return Figure(figsize=(width, height), layout="constrained")
 
 
 def forest_table(report: ScoreReport) -> pd.DataFrame:
@@ -65,7 +61,7 @@ def forest(data: ReportData) -> Drawn:
     panels = [a for a in AXES if a in report.axes_used] + ["crs"]
     encoders = data.encoders
     lines = max(label(e, 24).count("\n") + 1 for e in encoders)  # wrapped names need taller rows
-    fig = _figure(0.9 + 0.2 * lines * len(encoders) * ((len(panels) + 1) // 2), width=COLUMN_WIDTH * 1.6)
+    fig = figure(0.9 + 0.2 * lines * len(encoders) * ((len(panels) + 1) // 2), width=COLUMN_WIDTH * 1.6)
     axs = fig.subplots((len(panels) + 1) // 2, 2, squeeze=False).ravel()
     y = np.arange(len(encoders))
     for ax, axis in zip(axs, panels):
@@ -116,7 +112,7 @@ def _heat(fig_height: float, matrix: pd.DataFrame, encoders: list[str], cmap: st
           centre: float | None = None) -> Figure:
     matrix = matrix.reindex(index=[e for e in encoders if e in matrix.index])
     values = matrix.to_numpy(dtype=float)
-    fig = _figure(fig_height, width=COLUMN_WIDTH * (1.0 if matrix.shape[1] <= 4 else 1.5))
+    fig = figure(fig_height, width=COLUMN_WIDTH * (1.0 if matrix.shape[1] <= 4 else 1.5))
     ax = fig.subplots()
     finite = values[np.isfinite(values)]
     # every value at the centre (one encoder against itself): any span colours it neutral
@@ -189,7 +185,7 @@ def per_class_auroc(data: ReportData, task: str) -> Drawn:
     cases = test["cases"] if test is not None else pd.Series(dtype=float)
     names = test["name"] if test is not None and "name" in test else pd.Series(dtype=object)
     classes = list(table.columns)
-    fig = _figure(2.4, width=COLUMN_WIDTH * (1.0 if len(classes) <= 4 else 1.5))
+    fig = figure(2.4, width=COLUMN_WIDTH * (1.0 if len(classes) <= 4 else 1.5))
     ax = fig.subplots()
     width = 0.8 / max(len(encoders), 1)
     for i, encoder in enumerate(encoders):
@@ -214,7 +210,7 @@ def score_against_cost(data: ReportData) -> Drawn:
     if len(known) < 2:
         return Absent("no measured embedding cost per image for these results (`select` measures it; run records "
                       "hold probe times only)")
-    fig = _figure(2.6)
+    fig = figure(2.6)
     ax = fig.subplots()
     for encoder in known:
         ms = 1000 * float(costs[encoder])

@@ -6,4 +6,4 @@ from crsbench.core.faces import lazy_face
 
 __getattr__, __dir__, __all__ = lazy_face(__name__, {
     "ScoreReport": "score", "score_records": "score", "AxisScores": "axes", "compute_axes": "axes",
-}, moved_from="score")
+})

@@ -17,14 +17,9 @@ from crsbench.crs import axis_math
 
 from crsbench.metrics import classification as metrics
 from crsbench.crs.definition import DEFAULT_DELTA, DEFAULT_MARGIN
-from crsbench.results.records import AGGREGATE_KEY, EVALUATION_KEY, METRIC_FIELDS, REQUIRED_COLUMNS, normalise_keys  # noqa: F401 (re-exported)
 from crsbench.results.record_set import Records, validated
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
-
-# Derived from RunRecord; kept here under the names axes has always exported.
-METRICS: tuple[str, ...] = METRIC_FIELDS
-RECORD_KEY: tuple[str, ...] = EVALUATION_KEY
 
 MISSING_REASONS: dict[str, str] = {
     "discrimination": "no clean records at fraction 1.0",
@@ -336,27 +331,6 @@ def seed_weighted_axis_values(cube: np.ndarray, task_mask: np.ndarray, counts: n
     seed_means = np.einsum("bs,etsa->beta", counts, cube) / n_seeds[:, :, None, None]
     weights = task_mask / task_mask.sum(axis=0, keepdims=True)  # (T, A), columns sum to 1
     return np.einsum("beta,ta->bea", seed_means, weights)
-
-
-def seed_standard_error(cube: np.ndarray, task_mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Standard error (B, A) of an encoder's axis mean, from the pooled within-encoder seed variance.
-
-    Per seed, the encoder-level axis value is the mean over the axis's tasks; its variance over the
-    (drawn) seeds, with the ddof=1 correction, is pooled over encoders, then divided by the number
-    of seeds. It measures seed noise only and does not move when an encoder's values all shift.
-    """
-    counts = np.asarray(counts, dtype=float)
-    n = counts.sum(axis=1)  # (B,)
-    weights = task_mask / task_mask.sum(axis=0, keepdims=True)
-    per_seed = np.einsum("etsa,ta->esa", cube, weights)  # (E, S, A)
-    mean = np.einsum("bs,esa->bea", counts, per_seed) / n[:, None, None]
-    # centred before squaring: E[x^2] - E[x]^2 would leave ~1e-9 of rounding noise on flat seeds
-    deviation = per_seed[None, :, :, :] - mean[:, :, None, :]  # (B, E, S, A)
-    variance = np.einsum("bs,besa->bea", counts, deviation**2) / n[:, None, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        variance = np.where(n[:, None, None] > 1, variance * (n / (n - 1))[:, None, None], 0.0)
-    pooled = variance.mean(axis=1)  # (B, A)
-    return np.sqrt(pooled / n[:, None])
 
 
 # --------------------------------------------------------------------------- assembling

@@ -43,7 +43,6 @@ SHIFT_PREFIX = "shift:"  # precomputed AUROCs on the shift set, apart from the s
 # term of the Mann-Whitney statistic dropped (bootstrap_linear); auto: batched while its work is at most
 # EXACT_LIMIT column-case-draws (about 2.5 CPU-minutes), linearised beyond.
 ENGINES = ("auto", "batched", "reference", "linearised")
-DEFAULT_ENGINE = "auto"
 EXACT_LIMIT = 2e10
 
 
@@ -371,9 +370,9 @@ def case_bootstrap(
         vectors: dict[str, _Vectors] = {}
         precomputed: dict[str, np.ndarray] = {}
         if engine in ("batched", "linearised"):
-            precomputed = _batched_aurocs(plan, stored, task_types[plan.task], counts, codes,
-                                          shift_counts, shift_codes,
-                                          draw_aurocs_linear if engine == "linearised" else draw_aurocs)
+            precomputed = _auroc_draws_of_test_and_shift(plan, stored, task_types[plan.task], counts, codes,
+                                                         shift_counts, shift_codes,
+                                                         draw_aurocs_linear if engine == "linearised" else draw_aurocs)
         chunk = max(1, MAX_CELLS // max(len(codes), 1))
         for start in range(0, n_draws, chunk):
             part = slice(start, start + chunk)
@@ -419,10 +418,11 @@ def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[
     return total, smallest
 
 
-def _batched_aurocs(plan: TaskPlan, stored: Predictions, task_type: str, counts: np.ndarray, codes: np.ndarray,
-                    shift_counts: np.ndarray | None, shift_codes: np.ndarray | None, draw=draw_aurocs
-                    ) -> dict[str, np.ndarray]:
-    """AUROC (n_draws,) per probability hash the task reads, every draw at once (by `draw`: the exact
+def _auroc_draws_of_test_and_shift(plan: TaskPlan, stored: Predictions, task_type: str, counts: np.ndarray,
+                                   codes: np.ndarray, shift_counts: np.ndarray | None, shift_codes: np.ndarray | None,
+                                   draw=draw_aurocs) -> dict[str, np.ndarray]:
+    """AUROC (n_draws,) per probability hash the task reads on its test set and, keyed SHIFT_PREFIX + hash,
+    on its shift set, every draw at once (by `draw`: the exact
     draw_aurocs or draw_aurocs_linear). Rank statistics are built per group of vectors and dropped (only
     the few clean 100% vectors stay cached, for the Brier)."""
     test_digests, shift_digests = task_digests(plan)

@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
@@ -82,16 +81,6 @@ def _scaled(scores: pd.DataFrame, axes, anchors: Mapping[str, float], scales: Ma
     """u = (s - L) / m, the skill the CRS reads, so axes compare with one another."""
     return pd.DataFrame({a: (scores[a].astype(float) - anchors.get(a, 0.0)) / scales.get(a, 1.0) for a in axes},
                         index=scores.index)
-
-
-def critical_value(tier: pd.DataFrame) -> float:
-    """q the tier used: diff_low = diff - q * se for every encoder with spread."""
-    if tier.empty or "se" not in tier:
-        return math.nan
-    spread = tier[(tier["se"] > 0) & (tier["diff"] > 0)]
-    if spread.empty:
-        return math.nan
-    return float(np.median((spread["diff"] - spread["diff_low"]) / spread["se"]))
 
 
 def standard_errors(tier: pd.DataFrame, level: float = 0.95) -> dict[str, float] | None:

@@ -11,7 +11,7 @@ from PIL import UnidentifiedImageError
 
 from crsbench.run.class_support import check_class_support, split_class_counts
 from crsbench.datasets.base import SPLITS
-from crsbench.datasets.folder import open_image
+from crsbench.datasets.image_files import open_image
 from crsbench.errors import DataError
 from crsbench.selection.cohort_checks import (
     MIN_GROUPS_PER_CLASS,

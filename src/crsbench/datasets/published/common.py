@@ -25,7 +25,7 @@ import pandas as pd
 
 from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
 from crsbench.datasets.base import file_sha256  # noqa: F401 - re-exported where it was
-from crsbench.datasets.folder import FileImages, FileSplits, RowPlaces, load_image
+from crsbench.datasets.image_files import FileImages, FileSplits, RowPlaces, load_image
 from crsbench.datasets.kind import DatasetKind, FileKindOptions, MaxSide, Number, PathLike
 from crsbench.datasets.labels import refuse_repeated_columns
 from crsbench.datasets.paths import check_contained
