@@ -22,49 +22,11 @@ from typer.testing import CliRunner
 
 from crsbench import api
 from crsbench.bundles import BundleError, NotComparable, from_results, merge, read_bundle, score_cohort, write_bundle
-from crsbench.bundles.manifest import Limits, json_bytes, sha256_hex
+from crsbench.bundles.manifest import Limits, json_bytes
 from crsbench.bundles.write import parquet_bytes
 from crsbench.cli.main import app
-from crsbench.plan.suite import parse_suite
 
-SIZES = {"n_train": 40, "n_val": 16, "n_test": 24, "image_size": 32}
-# small raw-pixel encoders keep the probes quick: 8 x 8 and 4 x 4 pixels, 192 and 48 dimensions
-PIXELS_8 = {"name": "raw-pixels", "label": "pixels-8", "options": {"input_size": 8}}
-PIXELS_4 = {"name": "raw-pixels", "label": "pixels-4", "options": {"input_size": 4}}
-N_BOOT = 200
-
-
-def _suite(root, name, encoders, c_grid=(0.1,), seeds=(0, 1), reference="pixels-8"):
-    return parse_suite({
-        "name": name, "output": str(root / name), "cache": str(root / "cache"), "reference": reference,
-        "encoders": encoders,
-        "tasks": [{"name": "derm", "dataset": {"kind": "demo", "specialty": "derm", **SIZES},
-                   "shift": {"kind": "demo", "specialty": "derm", "site": "B", **SIZES}},
-                  {"name": "cxr", "dataset": {"kind": "demo", "specialty": "cxr", **SIZES}}],
-        "seeds": list(seeds), "fractions": [0.5, 1.0], "probe": {"c_grid": list(c_grid)},
-        "perturbations": {"select": ["gaussian_noise"], "severities": [1, 3]},
-    })
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Group A runs the reference and colour-texture, group B the reference and pixels-4, each in its own
-    folder; the joint run has all three. The embedding cache is shared: it never changes a number."""
-    root = tmp_path_factory.mktemp("bundles")
-    out = {}
-    for name, encoders in (("a", [PIXELS_8, "colour-texture"]), ("b", [PIXELS_8, PIXELS_4]),
-                           ("joint", [PIXELS_8, "colour-texture", PIXELS_4])):
-        suite = _suite(root, name, encoders)
-        api.run(suite)
-        out[name] = suite.output
-    out["root"] = root
-    return out
-
-
-@pytest.fixture(scope="module")
-def bundles(runs):
-    root = runs["root"]
-    return {name: write_bundle(from_results(runs[name]), root / f"{name}.crsb")[0] for name in ("a", "b")}
+from _bundle_fixtures import PIXELS_4, PIXELS_8, N_BOOT, bundle_members as _members, suite as _suite, zipped as _zip
 
 
 # --------------------------------------------------------------------------- the joint-run equality
@@ -117,26 +79,6 @@ def test_round_trip_is_byte_stable_and_the_bundle_holds_no_path_or_host(runs, bu
 
 
 # --------------------------------------------------------------------------- tampering
-
-
-def _members(path) -> dict[str, bytes]:
-    with zipfile.ZipFile(path) as archive:
-        return {n: archive.read(n) for n in archive.namelist()}
-
-
-def _zip(path, members: dict[str, bytes], rehash: bool = False):
-    """A zip of `members`; `rehash`: with the manifest rewritten to match (a careful forger)."""
-    if rehash:
-        import json
-
-        manifest = json.loads(members["manifest.json"])
-        manifest["files"] = {n: {"sha256": sha256_hex(d), "bytes": len(d)} for n, d in sorted(members.items())
-                             if n != "manifest.json"}
-        members = {**members, "manifest.json": json_bytes(manifest)}
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return path
 
 
 def _edit_table(data: bytes, edit) -> bytes:

@@ -13,7 +13,7 @@ User strings reach the page only through the autoescaping template; the report's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import re
 from dataclasses import dataclass
@@ -23,6 +23,7 @@ import pandas as pd
 
 from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
+from crsbench.bundles.repository import Refusal
 from crsbench.core.printable import printable
 from crsbench.report.tables import interval_cell, tier_cell
 from crsbench.report.terminal import AXIS_HEADERS, fmt
@@ -153,15 +154,22 @@ def _environment():
     )
 
 
-def render(report: ScoreReport, cohort: Cohort) -> str:
-    return _environment().get_template("leaderboard.html.j2").render(**context(report, cohort))
+def render(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()) -> str:
+    return _environment().get_template("leaderboard.html.j2").render(**context(report, cohort), refused=list(refused))
 
 
-def write_leaderboard(report: ScoreReport, cohort: Cohort, out_dir: str | Path) -> Path:
-    """Write OUT/index.html; returns its path."""
+@dataclass(frozen=True)
+class Site:
+    page: Path
+    refused: tuple[Refusal, ...]
+    cohort: Cohort
+
+
+def write_leaderboard(report: ScoreReport, cohort: Cohort, out_dir: str | Path, refused: Sequence[Refusal] = ()) -> Site:
+    """Write OUT/index.html; returns it with the refused bundles it lists."""
     from crsbench.core.atomic import atomic_write
 
     path = Path(out_dir) / "index.html"
-    page = render(report, cohort).encode("utf-8")
+    page = render(report, cohort, refused).encode("utf-8")
     atomic_write(path, lambda out: out.write(page))
-    return path
+    return Site(path, tuple(refused), cohort)

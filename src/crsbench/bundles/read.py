@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ import pyarrow.parquet as pq
 
 from crsbench.bundles.content import Bundle
 from crsbench.bundles.manifest import DEFAULT_LIMITS, FORMAT, FORMAT_VERSION, MANIFEST, MEMBER_NAME, Limits, bundle_id, sha256_hex
+from crsbench.core.printable import printable
 from crsbench.errors import DataError
 from crsbench.results.predictions import CaseSet, probability_hash
 from crsbench.results.records import RECORD_FIELDS, to_record
@@ -73,19 +75,42 @@ def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> bytes:
     return data
 
 
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def json_depth(data: bytes) -> int:
+    """How deep the brackets of JSON text nest (strings skipped), counted without recursion: Python's
+    parser recurses once per level and a hostile file would exhaust the stack before any check ran."""
+    bare = np.frombuffer(_STRING.sub(b'""', data), dtype=np.uint8)
+    step = np.isin(bare, (0x5B, 0x7B)).astype(np.int64) - np.isin(bare, (0x5D, 0x7D))
+    return int(np.cumsum(step).max(initial=0))
+
+
 def _json(data: bytes, name: str, where: str, limits: Limits) -> Any:
     if len(data) > limits.json_bytes:
         raise BundleError(f"{where}: {name}: {len(data)} bytes, over the {limits.json_bytes}-byte JSON limit")
+    depth = json_depth(data)
+    if depth > limits.json_depth:
+        raise BundleError(f"{where}: {name}: JSON nested {depth} levels deep, over the {limits.json_depth}-level limit")
     try:
-        return json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise BundleError(f"{where}: {name}: not valid JSON ({exc.__class__.__name__})") from None
+        raise BundleError(f"{where}: {name}: not valid JSON ({exc.__class__.__name__}: {_first_line(exc)})") from None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0][:120] if str(exc) else exc.__class__.__name__
 
 
 def _table(data: bytes, name: str, where: str) -> pd.DataFrame:
+    table = _parquet(data, name, where)
     try:
-        return pq.read_table(io.BytesIO(data)).to_pandas()
-    except Exception as exc:  # pyarrow raises many kinds for a damaged file; none is a bug of ours
+        return table.to_pandas()
+    except Exception as exc:  # a nested or exotic column pandas cannot hold
         raise BundleError(f"{where}: {name}: not a readable Parquet table ({exc.__class__.__name__})") from None
 
 
@@ -120,8 +145,13 @@ def read_bundle(path: str | Path, *, expected_id: str | None = None, limits: Lim
     manifest = _json(manifest_bytes, MANIFEST, where, limits)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError(f"{where}: {MANIFEST}: not a {FORMAT} manifest")
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"{where}: {MANIFEST}: format_version {manifest.get('format_version')!r}; this version reads {FORMAT_VERSION}")
+    version = manifest.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        raise BundleError(f"{where}: {MANIFEST}: bundle format {version} is newer than the {FORMAT_VERSION} this "
+                          f"crsbench reads (written by {printable(str(manifest.get('written_by', 'a later version')))[:60]}); "
+                          "upgrade crsbench to read it")
+    if version != FORMAT_VERSION:
+        raise BundleError(f"{where}: {MANIFEST}: format_version {printable(repr(version))[:40]}; this version reads {FORMAT_VERSION}")
     listed = manifest.get("files")
     if not isinstance(listed, dict):
         raise BundleError(f"{where}: {MANIFEST}: no file list")
@@ -133,7 +163,10 @@ def read_bundle(path: str | Path, *, expected_id: str | None = None, limits: Lim
         entry = listed[name] if isinstance(listed[name], dict) else {}
         if entry.get("bytes") != len(data) or entry.get("sha256") != sha256_hex(data):
             raise BundleError(f"{where}: {name}: content does not match its manifest hash (edited or damaged)")
-    bundle = _parse(raw, manifest, where, limits)
+    try:
+        bundle = _parse(raw, manifest, where, limits)
+    except RecursionError:  # a nested Parquet column or record field the checks above did not reach
+        raise BundleError(f"{where}: nested too deeply to read") from None
     bundle.source, bundle.bundle_id = path.name, identity
     return bundle
 
@@ -150,8 +183,13 @@ def _parse(raw: dict[str, bytes], manifest: dict, where: str, limits: Limits) ->
     for row in records.to_dict(orient="records"):
         try:
             to_record(row)
-        except DataError as exc:
-            raise BundleError(f"{where}: records.parquet: {exc}") from None
+        except RecursionError:
+            raise BundleError(f"{where}: records.parquet: record {printable(str(row.get('record_key')))[:40]!r}: "
+                              "a list field nested too deeply to read") from None
+        except (DataError, ValueError) as exc:  # ValueError: a list field's JSON text
+            raise BundleError(f"{where}: records.parquet: record {printable(str(row.get('record_key')))[:40]!r}: "
+                              f"{_first_line(exc)}") from None
+    _finite_metrics(records, where)
     if records["record_key"].duplicated().any():
         raise BundleError(f"{where}: records.parquet: record_key {records['record_key'][records['record_key'].duplicated()].iloc[0]!r} twice")
     records = _typed(records)
@@ -195,6 +233,22 @@ def _parse(raw: dict[str, bytes], manifest: dict, where: str, limits: Limits) ->
                   facts)
 
 
+def _finite_metrics(records: pd.DataFrame, where: str) -> None:
+    """Every number a record holds is finite or absent (null): an infinite AUROC or loss would pass
+    scoring's arithmetic and print as a rank."""
+    from crsbench.results.records import RECORD_COLUMNS
+
+    for name, kind in RECORD_COLUMNS:
+        if kind not in ("INTEGER", "REAL"):
+            continue
+        values = pd.to_numeric(records[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        infinite = np.isinf(values)
+        if infinite.any():
+            key = records["record_key"].iloc[int(np.argmax(infinite))]
+            raise BundleError(f"{where}: records.parquet: record {printable(str(key))[:40]!r}: {name} is "
+                              f"{values[infinite][0]}, not a finite number")
+
+
 def _typed(records: pd.DataFrame) -> pd.DataFrame:
     """Numbers as numbers (the columns scoring reads), text as text: as the results store reads them."""
     from crsbench.results.records import RECORD_COLUMNS
@@ -219,6 +273,7 @@ def _cases(raw: dict[str, bytes], row, where: str) -> CaseSet:
         if not columns:
             raise BundleError(f"{where}: {name}: no label column")
         labels = np.stack([table[c].to_numpy() for c in columns], axis=1)
+    _check_labels(labels, name, where)
     cases = CaseSet(table["case_id"].to_numpy().astype(str), table["cluster"].to_numpy().astype(str), labels,
                     str(row.task), str(row.role))
     if cases.identity() != row.test_set or len(cases.case_id) != row.n_cases:
@@ -226,11 +281,34 @@ def _cases(raw: dict[str, bytes], row, where: str) -> CaseSet:
     return cases
 
 
+def _check_labels(labels: np.ndarray, name: str, where: str) -> None:
+    """Class indices (one column), or 0/1 with NaN where a label is masked (one column per label, the
+    multi-label convention of docs/records.md); nothing else."""
+    values = np.asarray(labels, dtype=np.float64) if labels.dtype.kind in "biuf" else None
+    if values is None:
+        raise BundleError(f"{where}: {name}: labels of type {labels.dtype}, not numbers")
+    if np.isinf(values).any():
+        raise BundleError(f"{where}: {name}: an infinite label")
+    if values.ndim == 1 and np.isnan(values).any():
+        raise BundleError(f"{where}: {name}: a NaN label in a single-label test set (only multi-label masks labels)")
+    seen = values[~np.isnan(values)]
+    if (seen < 0).any() or (seen != np.round(seen)).any() or (values.ndim == 2 and (seen > 1).any()):
+        raise BundleError(f"{where}: {name}: labels must be class indices, or 0/1 per label")
+
+
+def _parquet(data: bytes, name: str, where: str):
+    try:
+        return pq.read_table(io.BytesIO(data))
+    except Exception as exc:  # pyarrow raises many kinds for a damaged file; none is a bug of ours
+        raise BundleError(f"{where}: {name}: not a readable Parquet table ({exc.__class__.__name__}: "
+                          f"{printable(_first_line(exc))})") from None
+
+
 def _vectors(raw: dict[str, bytes], test_set: str, n: int, where: str) -> dict[str, np.ndarray]:
     name = f"predictions/probs/{test_set}.parquet"
     if name not in raw:
         raise BundleError(f"{where}: {name}: missing")
-    table = pq.read_table(io.BytesIO(raw[name])) if raw[name] else None
+    table = _parquet(raw[name], name, where) if raw[name] else None
     if table is None or not {"probs", "k", "values"} <= set(table.column_names):
         raise BundleError(f"{where}: {name}: lacks the probs, k and values columns")
     out = {}
@@ -240,6 +318,10 @@ def _vectors(raw: dict[str, bytes], test_set: str, n: int, where: str) -> dict[s
         if not k or flat.size != n * k:
             raise BundleError(f"{where}: {name}: vector {digest!r} holds {flat.size} values, not {n} cases x {k}")
         array = flat.reshape(n, k)
+        if not np.isfinite(array).all() or (array < 0).any() or (array > 1).any():
+            bad = array[~np.isfinite(array) | (array < 0) | (array > 1)][0]
+            raise BundleError(f"{where}: {name}: vector {printable(str(digest))[:24]!r} holds {bad}, not a probability "
+                              "in [0, 1] (only labels may be NaN, where masked)")
         if probability_hash(array) != digest:
             raise BundleError(f"{where}: {name}: vector {digest!r} does not hash to its name (edited)")
         out[digest] = array
