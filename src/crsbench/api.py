@@ -490,7 +490,7 @@ def verify(path: str | Path, expected_id: str | None = None) -> dict:
     from crsbench.bundles import read_bundle
     from crsbench.bundles.verify import summary
 
-    return summary(read_bundle(path, expected_id=expected_id), path)
+    return summary(read_bundle(path, expected_id=expected_id, keep_predictions=False), path)
 
 
 def select(request, *, say=None, progress: Progress | None = None, dry_run: bool = False):
