@@ -369,3 +369,22 @@ def test_vectors_streamed_in_row_groups_and_memory_mapped_read_and_score_the_sam
     two = score_cohort(merge([mapped, read_bundle(bundles["b"], limits=Limits(memory_bytes=0))]), n_boot=50)
     pd.testing.assert_frame_equal(one.scores, two.scores, check_exact=True)
     assert read_bundle(bundles["a"], keep_predictions=False).probabilities == {}
+
+
+def test_a_test_set_whose_ids_were_integers_reads_back_under_its_name(bundles, tmp_path):
+    """Ids made text from integers keep numpy's fixed width (<U21 for int64) in the name's hash: the reader
+    finds the name at that width."""
+    from crsbench.results.predictions import CaseSet
+
+    bundle = copy.deepcopy(read_bundle(bundles["a"]))
+    old = bundle.test_sets["test_set"].iloc[0]
+    cases = bundle.cases.pop(old)
+    wide = CaseSet(cases.case_id, np.arange(len(cases.case_id)).astype(str), cases.labels, cases.task, cases.role)
+    assert wide.cluster.dtype == np.dtype("<U21")
+    bundle.cases[wide.identity()] = wide
+    for frame in (bundle.test_sets, bundle.index):
+        frame["test_set"] = frame["test_set"].replace({old: wide.identity()})
+    path = write_bundle(bundle, tmp_path / "wide.crsb")[0]
+    read = read_bundle(path)
+    assert read.cases[wide.identity()].identity() == wide.identity()
+    np.testing.assert_array_equal(read.cases[wide.identity()].cluster, wide.cluster)

@@ -328,11 +328,31 @@ def _cases(raw: dict[str, bytes], row, where: str) -> CaseSet:
             raise BundleError(f"{where}: {name}: no label column")
         labels = np.stack([table[c].to_numpy() for c in columns], axis=1)
     _check_labels(labels, name, where)
-    cases = CaseSet(table["case_id"].to_numpy().astype(str), table["cluster"].to_numpy().astype(str), labels,
-                    str(row.task), str(row.role))
-    if cases.identity() != row.test_set or len(cases.case_id) != row.n_cases:
+    cases = _named_case_set(table["case_id"].to_numpy().astype(str), table["cluster"].to_numpy().astype(str),
+                            labels, row)
+    if cases is None or len(cases.case_id) != row.n_cases:
         raise BundleError(f"{where}: {name}: its case ids, clusters or labels do not hash to its name (edited)")
     return cases
+
+
+# the text widths numpy gives integer ids turned into text (int8, int16, int32, uint64, int64): a test set's
+# name hashes its arrays with their dtype, and ids written as text keep the width they were made with
+_INTEGER_TEXT_WIDTHS = (4, 6, 11, 20, 21)
+
+
+def _named_case_set(case_id: np.ndarray, cluster: np.ndarray, labels: np.ndarray, row) -> CaseSet | None:
+    """The case set whose identity is the test set's name, the id columns at their own width or at the
+    width integer ids turned into text have; None where none is."""
+    def widths(values: np.ndarray) -> list[np.ndarray]:
+        own = values.dtype.itemsize // 4
+        return [values] + [values.astype(f"<U{w}") for w in _INTEGER_TEXT_WIDTHS if w > own]
+
+    for ids in widths(case_id):
+        for clusters in widths(cluster):
+            cases = CaseSet(ids, clusters, labels, str(row.task), str(row.role))
+            if cases.identity() == row.test_set:
+                return cases
+    return None
 
 
 def _check_labels(labels: np.ndarray, name: str, where: str) -> None:
