@@ -12,7 +12,7 @@ What the figures mean: `verify` holds no probability vector (one Parquet row gro
 16 MB); `compare` and `leaderboard` keep up to 256 MB of vectors in memory and the rest memory-mapped,
 as `score` maps a results folder's; the difference to `score` is what reading bundles costs.
 
-Run: python benchmarks/bundle_scale.py [--scale 1.0] [--draws 200] [--out DIR] [--keep]
+Run: python benchmarks/bundle_scale.py [--scale 1.0] [--draws 200] [--out DIR [--reuse]] [--keep]
      python benchmarks/bundle_scale.py --smoke      (a few percent of the shape, seconds: what the test runs)
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +62,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--smoke", action="store_true", help=f"the smoke size: {SMOKE}")
     parser.add_argument("--out", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--reuse", action="store_true", help="measure the store and bundles already in --out")
+    parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.smoke:
         args.scale, args.encoders, args.draws = SMOKE["scale"], SMOKE["encoders"], SMOKE["draws"]
@@ -70,14 +73,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     rows = []
     try:
-        started = time.perf_counter()
-        built = build_store(work / "store", args.scale, args.encoders, n_boot=args.draws)
-        a, b, counts = split_bundles(work / "store", work, args.encoders)
-        print(f"scale {args.scale} of the published shape, {args.encoders} encoders, {args.draws} draws "
-              f"({args.engine} engine): {built['records']} records; bundles "
-              + "; ".join(f"{k}: {v['records']} records, {v['vectors']} vectors, {v['bytes'] / 1e6:.1f} MB"
-                          for k, v in counts.items())
-              + f"; built in {time.perf_counter() - started:.0f} s", flush=True)
+        if args.build_only:
+            started = time.perf_counter()
+            built = build_store(work / "store", args.scale, args.encoders, n_boot=args.draws)
+            _, _, counts = split_bundles(work / "store", work, args.encoders)
+            print(f"scale {args.scale} of the published shape, {args.encoders} encoders: {built['records']} records; "
+                  "bundles " + "; ".join(f"{k}: {v['records']} records, {v['vectors']} vectors, "
+                                         f"{v['bytes'] / 1e6:.1f} MB" for k, v in counts.items())
+                  + f"; built in {time.perf_counter() - started:.0f} s", flush=True)
+            return rows
+        if not args.reuse:
+            # built in a child: a child's peak RSS (wait4) counts the parent's pages it was forked with, so
+            # the parent that forks the measured commands must stay small
+            build = [sys.executable, __file__, "--build-only", "--out", str(work), "--scale", str(args.scale),
+                     "--encoders", str(args.encoders), "--draws", str(args.draws)]
+            subprocess.run(build, env=env, check=True)
+        a, b = work / "a.crsb", work / "b.crsb"
+        print(f"measured: scale {args.scale} of the published shape, {args.encoders} encoders, {args.draws} draws "
+              f"({args.engine} engine); a.crsb {a.stat().st_size / 1e6:.1f} MB, b.crsb {b.stat().st_size / 1e6:.1f} MB",
+              flush=True)
         n_boot = ["--n-boot", str(args.draws)]
         commands = (("verify a.crsb", ["verify", str(a)]),
                     ("score (results folder)", ["score", str(work / "store"), *n_boot]),
