@@ -9,7 +9,7 @@ the reference with the even ones (the reference's records are in both and read o
 runs as a child process of the CLI; its wall and CPU time and peak RSS come from wait4.
 
 What the figures mean: `verify` holds no probability vector (one Parquet row group at a time, about
-16 MB); `compare` and `leaderboard` keep up to 256 MB of vectors in memory and the rest memory-mapped,
+16 MB); `compare` and `leaderboard` keep up to 32 MB of vectors in memory and the rest memory-mapped,
 as `score` maps a results folder's; the difference to `score` is what reading bundles costs.
 
 Run: python benchmarks/bundle_scale.py [--scale 1.0] [--draws 200] [--out DIR [--reuse]] [--keep]
@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--out", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument("--reuse", action="store_true", help="measure the store and bundles already in --out")
+    parser.add_argument("--only", default="", help="measure these commands alone (comma-separated: verify, score, "
+                        "compare, leaderboard)")
     parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.smoke:
@@ -98,11 +100,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
                     ("compare a b", ["compare", str(a), str(b), *n_boot]),
                     ("leaderboard a b", ["leaderboard", str(a), str(b), "-o", str(work / "site"), *n_boot]))
         print(f"  {'command':<24}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}", flush=True)
+        chosen = [c for c in args.only.split(",") if c]
         for label, cli in commands:
+            if chosen and label.split()[0] not in chosen:
+                continue
             seconds, cpu, rss, _ = timed_cli(cli, env, args.engine)
             rows.append({"command": label, "wall_s": seconds, "cpu_s": cpu, "rss_mb": rss})
             print(f"  {label:<24}{seconds:9.1f}{cpu:9.1f}{rss:13.0f}", flush=True)
-        score = next(r["rss_mb"] for r in rows if r["command"].startswith("score"))
+        score = next((r["rss_mb"] for r in rows if r["command"].startswith("score")), float("nan"))
         for row in rows:
             if row["command"].startswith(("compare", "leaderboard")):
                 print(f"  {row['command']}: {row['rss_mb'] - score:+.0f} MB against score of the results folder")

@@ -15,6 +15,7 @@ records of separately run encoders scores each exactly as one joint run would.
 from __future__ import annotations
 
 import json
+from collections import ChainMap
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -245,7 +246,7 @@ def _merged_predictions(sources: list[Bundle], records: pd.DataFrame) -> Predict
         return None
     index = pd.concat([b.index for b in held], ignore_index=True).drop_duplicates("record_key")
     cases = {k: v for b in held for k, v in b.cases.items()}
-    probabilities = {k: v for b in held for k, v in b.probabilities.items()}
+    probabilities = ChainMap(*(b.probabilities for b in held))  # looked up when used: spilled vectors stay unmapped
     keys = records[["record_key", "encoder", "task", "seed", "fraction", "condition_kind", "condition", "severity"]]
     index = keys.merge(index, on="record_key", how="inner")[["record_key", "test_set", "probs", *keys.columns[1:]]]
     return Predictions.in_memory(index, cases, probabilities)

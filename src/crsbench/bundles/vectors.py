@@ -3,14 +3,15 @@ time, straight from the zip member (stored, so seekable), each vector checked (i
 finite probabilities in [0, 1], its hash) and passed to a check of the records that point at it before
 the next group is read.
 
-Where the vectors are kept (compare, leaderboard), those of a large bundle go to an unnamed temporary
-file and are read back memory-mapped, as a results folder's are: the pages scoring touches are what it
-holds, never the whole bundle at once. `verify` keeps none.
+Where the vectors are kept (compare, leaderboard), those past a small budget go to an unnamed temporary
+file and each is mapped when asked for, as a results folder's vector files are: what scoring holds is
+the vectors it is using, never the whole bundle at once. `verify` keeps none.
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator, Mapping
 from typing import Callable
 
 import numpy as np
@@ -26,7 +27,7 @@ class VectorSink:
     """Where verified vectors go: kept in memory, spilled to a memory-mapped temporary file past
     `memory_bytes`, or dropped (`keep=False`)."""
 
-    def __init__(self, keep: bool = True, memory_bytes: int = 256 << 20):
+    def __init__(self, keep: bool = True, memory_bytes: int = 32 << 20):
         self.keep, self.memory_bytes = keep, memory_bytes
         self.memory: dict[str, np.ndarray] = {}
         self.spilled: dict[str, tuple[int, tuple[int, int]]] = {}  # digest -> (offset in floats, shape)
@@ -47,15 +48,33 @@ class VectorSink:
         self.spilled[digest] = (self.floats, array.shape)
         self.floats += array.size
 
-    def vectors(self) -> dict[str, np.ndarray]:
+    def vectors(self) -> Mapping[str, np.ndarray]:
         if self.file is None or not self.floats:
             return dict(self.memory)
         self.file.flush()
-        mapped = np.memmap(self.file, dtype=np.float32, mode="r", shape=(self.floats,))
-        out = dict(self.memory)
-        for digest, (offset, shape) in self.spilled.items():
-            out[digest] = mapped[offset: offset + shape[0] * shape[1]].reshape(shape)
-        return out
+        return SpilledVectors(self.memory, self.spilled, self.file)
+
+
+class SpilledVectors(Mapping):
+    """Vectors by digest: those held in memory, and the spilled ones each mapped afresh when asked for and
+    unmapped when its array is dropped (as a results folder's vector files are), so the pages scoring has
+    read do not stay resident for the whole session."""
+
+    def __init__(self, memory: dict[str, np.ndarray], spilled: dict[str, tuple[int, tuple[int, int]]], file):
+        self.memory, self.spilled, self.file = memory, spilled, file
+
+    def __getitem__(self, digest: str) -> np.ndarray:
+        if digest in self.memory:
+            return self.memory[digest]
+        offset, shape = self.spilled[digest]
+        return np.memmap(self.file, dtype=np.float32, mode="r", offset=4 * offset, shape=shape)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.memory
+        yield from self.spilled
+
+    def __len__(self) -> int:
+        return len(self.memory) + len(self.spilled)
 
 
 def stream_vectors(handle, name: str, where: str, n: int, error: type[Exception],
