@@ -8,6 +8,7 @@ ending in NUL), so it needs the chromium binary and nothing else.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -107,10 +108,32 @@ def _start(browser: str, profile: str) -> _Pipe:
     return _Pipe(process, to_browser_w, from_browser_r)
 
 
-def check_page(page: Path, screenshot: Path, width: int = 1280, browser: str | None = None,
-               fragment: str = "") -> PageCheck:
-    """Load `page` from its file URL (plus `fragment`, e.g. "#anchor") at `width` CSS pixels and write a
-    full-page PNG to `screenshot`."""
+class LivePage:
+    """A page loaded in headless Chromium that a test drives: evaluate JavaScript, press Tab, read what
+    the browser reported so far (console errors, requests, dialogs)."""
+
+    def __init__(self, pipe: _Pipe, session: str, url: str):
+        self.pipe, self.session, self.url = pipe, session, url
+
+    def evaluate(self, expression: str):
+        reply = self.pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
+                               session=self.session)
+        if "exceptionDetails" in reply:
+            raise RuntimeError(f"{expression[:80]}: {reply['exceptionDetails'].get('text')}")
+        return reply["result"].get("value")
+
+    def press_tab(self) -> None:
+        for kind in ("keyDown", "keyUp"):
+            self.pipe.call("Input.dispatchKeyEvent", {"type": kind, "key": "Tab", "code": "Tab",
+                                                      "windowsVirtualKeyCode": 9}, session=self.session)
+
+    def report(self) -> PageCheck:
+        return _summarise(self.pipe.events, self.url, [], None, 0)
+
+
+@contextlib.contextmanager
+def live_page(page: Path, width: int = 1280, fragment: str = "", browser: str | None = None):
+    """`page` loaded from its file URL (plus `fragment`) at `width` CSS pixels, for a test to drive."""
     browser = browser or find_browser()
     if browser is None:
         raise FileNotFoundError("no chromium binary on PATH")
@@ -127,27 +150,37 @@ def check_page(page: Path, screenshot: Path, width: int = 1280, browser: str | N
             pipe.events.clear()
             pipe.call("Page.navigate", {"url": url + fragment}, session=session)
             pipe.wait_for("Page.loadEventFired")
-            images = json.loads(pipe.call("Runtime.evaluate", {"expression": IMAGES_JS, "returnByValue": True},
-                                          session=session)["result"]["value"])
-            size = pipe.call("Page.getLayoutMetrics", session=session)["cssContentSize"]
-            height = int(size["height"])
-            pipe.call("Emulation.setDeviceMetricsOverride",
-                      {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=session)
-            shot = pipe.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
-                             session=session)
-            screenshot.write_bytes(base64.b64decode(shot["data"]))
-            return _summarise(pipe.events, url, images, screenshot, height)
+            yield LivePage(pipe, session, url)
         finally:
-            try:
-                pipe.call("Browser.close", timeout=10)
-            except Exception:  # the browser may already be gone
-                pass
-            try:
-                pipe.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pipe.process.kill()
-            os.close(pipe.send_fd)
-            os.close(pipe.receive_fd)
+            _close(pipe)
+
+
+def _close(pipe: _Pipe) -> None:
+    try:
+        pipe.call("Browser.close", timeout=10)
+    except Exception:  # the browser may already be gone
+        pass
+    try:
+        pipe.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pipe.process.kill()
+    os.close(pipe.send_fd)
+    os.close(pipe.receive_fd)
+
+
+def check_page(page: Path, screenshot: Path, width: int = 1280, browser: str | None = None,
+               fragment: str = "") -> PageCheck:
+    """Load `page` from its file URL (plus `fragment`, e.g. "#anchor") at `width` CSS pixels and write a
+    full-page PNG to `screenshot`."""
+    with live_page(page, width, fragment, browser) as live:
+        images = json.loads(live.evaluate(IMAGES_JS))
+        height = int(live.pipe.call("Page.getLayoutMetrics", session=live.session)["cssContentSize"]["height"])
+        live.pipe.call("Emulation.setDeviceMetricsOverride",
+                       {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=live.session)
+        shot = live.pipe.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
+                              session=live.session)
+        screenshot.write_bytes(base64.b64decode(shot["data"]))
+        return _summarise(live.pipe.events, live.url, images, screenshot, height)
 
 
 def _summarise(events: list[dict], url: str, images: list[dict], screenshot: Path, height: int) -> PageCheck:

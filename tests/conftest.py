@@ -1,11 +1,9 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 # Under pytest-xdist each worker is one process on a share of the cores: BLAS, OpenMP and torch
 # threads are sized to that share (read when those libraries load, which is after this file).
@@ -25,13 +23,6 @@ def pytest_cmdline_main(config):
             and config.args_source == pytest.Config.ArgsSource.TESTPATHS
             and not config.getoption("usepdb", False) and "PYTEST_XDIST_WORKER" not in os.environ):
         config.option.numprocesses = "auto"
-
-
-def shared_file(*parts: str) -> Path:
-    path = SHARED_DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"real data not available: {path} is absent")
-    return path
 
 
 @pytest.fixture(autouse=True)

@@ -502,12 +502,31 @@ def compare(sources, reference: str | None = None, allow=(), **settings):
 
 
 def leaderboard(sources, out_dir: str | Path, reference: str | None = None, allow=(), **settings) -> Path:
-    """The static leaderboard page (OUT/index.html) of bundles and results folders scored together."""
-    from crsbench.bundles import score_cohort
-    from crsbench.bundles.leaderboard import write_leaderboard
+    """The leaderboard (OUT/index.html) of bundles, results folders and results repositories (folders of
+    bundles) scored together; returns the page. `leaderboard_site` also says which bundles were refused."""
+    return leaderboard_site(sources, out_dir, reference, allow, **settings).page
 
-    merged = cohort(sources, allow)
-    return write_leaderboard(score_cohort(merged, reference, **settings), merged, out_dir)
+
+def leaderboard_site(sources, out_dir: str | Path, reference: str | None = None, allow=(), **settings):
+    """The leaderboard folder and what went into it: a bundles.leaderboard.Site (page, refused, cohort).
+    A repository folder's bundles that cannot be read or compared are refused, each with its reason,
+    and listed on the page; the others are scored."""
+    from crsbench.bundles import merge, score_cohort
+    from crsbench.bundles.leaderboard import write_leaderboard
+    from crsbench.bundles.repository import gather
+
+    gathered = gather(sources, allow)
+    merged = merge(gathered.bundles, allow)
+    return write_leaderboard(score_cohort(merged, reference, **settings), merged, out_dir, gathered.refused)
+
+
+def verify(path: str | Path, expected_id: str | None = None) -> dict:
+    """Every check of a bundle (content hashes, counts, test sets, vectors, AUROCs, the id it was published
+    under: a prefix is enough) and what it holds, as plain values; bundles.BundleError says why not."""
+    from crsbench.bundles import read_bundle
+    from crsbench.bundles.verify import summary
+
+    return summary(read_bundle(path, expected_id=expected_id, keep_predictions=False), path)
 
 
 def select(request, *, say=None, progress: Progress | None = None, dry_run: bool = False):

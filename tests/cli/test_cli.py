@@ -136,7 +136,7 @@ def test_run_on_missing_results_is_an_error(tmp_path):
 
 
 def test_demo_uses_verified_medmnist_files_when_present(monkeypatch):
-    from conftest import shared_file
+    from _shared_data import shared_file
 
     data = shared_file("medmnist", "retinamnist.npz").parent.parent
     monkeypatch.setenv("CRSBENCH_DATA", str(data))

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from _load_counts import counting_loads
 from crsbench.cli.main import app
 
-from conftest import shared_file
+from _shared_data import shared_file
 from _cohort_folders import cohort_folder as _folder, cohort_rows as _rows
 
 runner = CliRunner()

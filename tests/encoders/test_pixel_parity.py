@@ -44,7 +44,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conftest, when run as a script
-from conftest import SHARED_DATA  # noqa: E402
+from _shared_data import SHARED_DATA  # noqa: E402
 
 from crsbench.encoders.spec import EncoderSpec  # noqa: E402
 from crsbench.encoders.torch_base import TorchEncoderBase  # noqa: E402

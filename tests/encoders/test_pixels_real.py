@@ -10,7 +10,7 @@ random 1,600 of the 4,708 training images, so the comparison costs a third of th
 import numpy as np
 import pytest
 
-from conftest import shared_file
+from _shared_data import shared_file
 
 SIZE = 128  # the encoder's input: 28 -> 128 upsampling for the task, none for the 128-pixel shift set
 C_GRID = (0.01, 0.1, 1.0)

@@ -5,7 +5,7 @@ import pytest
 from crsbench import api
 from crsbench.plan.suite import parse_suite
 
-from conftest import shared_file
+from _shared_data import shared_file
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from crsbench.embed.cache import EmbeddingCache, EmbeddingRequest
 from crsbench.encoders.registry import get_encoder
 from crsbench.plan.suite import parse_suite
 
-from conftest import shared_file
+from _shared_data import shared_file
 
 C_GRID = [1e-3, 1e-2, 1e-1, 1.0]
 

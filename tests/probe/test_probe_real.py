@@ -21,7 +21,7 @@ from crsbench.probe.linear import DEFAULT_C_GRID, ProbeConfig, fit_probe
 from crsbench.plan.subsets import fraction_subset
 from crsbench.plan.suite import DEFAULT_FRACTIONS
 
-from conftest import shared_file
+from _shared_data import shared_file
 
 SEEDS = (0, 1, 2, 3, 4)
 REFERENCE_TOL = 1e-8

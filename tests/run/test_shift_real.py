@@ -9,7 +9,7 @@ from crsbench.errors import DataError
 from crsbench.run.shift import align_shift_labels
 from crsbench.plan.suite import parse_suite
 
-from conftest import shared_file
+from _shared_data import shared_file
 
 
 def test_shift_labels_are_aligned_by_name_and_mapping():

@@ -41,7 +41,7 @@ from crsbench.scoring.simulation import (
     simulate,
 )
 
-from conftest import shared_file
+from _shared_data import shared_file
 
 pytestmark = pytest.mark.slow
 

@@ -14,6 +14,8 @@ records of separately run encoders scores each exactly as one joint run would.
 
 from __future__ import annotations
 
+import json
+from collections import ChainMap
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -27,7 +29,7 @@ from crsbench.results.predictions import Predictions
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score import ScoreReport
 
-FIELDS = ("protocol", "solver", "tasks", "dataset", "split", "seeds", "fractions", "conditions", "crs")
+FIELDS = ("protocol", "solver", "tasks", "classes", "dataset", "split", "seeds", "fractions", "conditions", "crs")
 # departures that leave no common test set to pair cases on: intervals fall back to the seed-only bootstrap
 UNPAIRED = ("dataset", "split")
 # departures scored on the part every source shares
@@ -64,6 +66,19 @@ def _datasets(bundle: Bundle) -> dict[str, tuple]:
     return out
 
 
+def _classes(bundle: Bundle) -> dict[str, tuple]:
+    """Per task, its type and number of classes (or labels): what a task's records are scored as."""
+    def count(row) -> int:
+        lengths = [len(json.loads(v)) if isinstance(v, str) else len(v) if isinstance(v, list) else 0
+                   for v in (row.auroc_per_class, row.positives_eval)]
+        return max(lengths)
+
+    out: dict[str, set] = {}
+    for row in bundle.records[["task", "task_type", "auroc_per_class", "positives_eval"]].itertuples():
+        out.setdefault(str(row.task), set()).add(f"{row.task_type} of {count(row)} classes")
+    return {task: tuple(sorted(values)) for task, values in out.items()}
+
+
 def _splits(bundle: Bundle) -> dict[str, tuple]:
     out: dict[str, tuple] = {}
     for row in bundle.test_sets.sort_values(["task", "role"]).itertuples():
@@ -75,6 +90,7 @@ FACTS: dict[str, Callable[[Bundle], Any]] = {
     "protocol": lambda b: b.facts.get("protocol_version"),
     "solver": lambda b: (b.facts.get("solver", {}).get("name"), tuple(b.facts.get("solver", {}).get("probe_fingerprints", ()))),
     "tasks": lambda b: tuple(sorted(map(str, b.records["task"].unique()))),
+    "classes": _classes,
     "dataset": _datasets,
     "split": _splits,
     "seeds": lambda b: _per_task(b, "seed"),
@@ -89,6 +105,8 @@ def _describe(name: str, value: Any) -> str:
         return f"solver {value[0]}, probe fingerprint(s) {_text(value[1])}"
     if name == "conditions":
         return _text(c if k != "perturbation" else f"{c}@{s}" for k, c, s in value)
+    if name == "classes":
+        return _text(value)
     if name == "crs":
         return _text(f"{k}={v}" for k, v in sorted(value.items())) if value else "defaults"
     if isinstance(value, tuple):
@@ -169,6 +187,25 @@ def _shared_cells(records: pd.DataFrame, per_source: list[pd.DataFrame]) -> pd.S
     return pd.Series([tuple(r) in shared for r in here.astype(str).itertuples(index=False)], index=records.index)
 
 
+def comparable(sources: Sequence[Bundle], allow: Sequence[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
+    """(each encoder label's source, field -> the departure `allow` permits); NotComparable names the first field
+    that differs and is not allowed, and the sources on each side."""
+    sources = list(sources)
+    owners = _check_encoders(sources)
+    departures = {}
+    for name in FIELDS:
+        said = difference(sources, name) if len(sources) > 1 else None
+        if said is None:
+            continue
+        if name not in allow:
+            raise NotComparable(f"not comparable: {said} (--allow {name} scores them anyway, stating the departure)")
+        how = ("scored on the part every source shares" if name in SHARED else
+               "intervals from the seed-only bootstrap (no common test cases to pair)" if name in UNPAIRED else
+               "scored as if it agreed")
+        departures[name] = f"departure (--allow {name}): {said}; {how}"
+    return owners, departures
+
+
 def merge(sources: Sequence[Bundle], allow: Sequence[str] = ()) -> Cohort:
     """One cohort of comparable sources; NotComparable names the first field that differs and is not allowed."""
     sources = list(sources)
@@ -181,19 +218,9 @@ def merge(sources: Sequence[Bundle], allow: Sequence[str] = ()) -> Cohort:
     for i, b in enumerate(sources):  # outputs name sources by file name: make each one unique
         if names.count(b.source) > 1:
             b.source = f"{b.source} #{i + 1}"
-    owners = _check_encoders(sources)
-    departures, paired = [], True
-    for name in FIELDS:
-        said = difference(sources, name) if len(sources) > 1 else None
-        if said is None:
-            continue
-        if name not in allow:
-            raise NotComparable(f"not comparable: {said} (--allow {name} scores them anyway, stating the departure)")
-        how = ("scored on the part every source shares" if name in SHARED else
-               "intervals from the seed-only bootstrap (no common test cases to pair)" if name in UNPAIRED else
-               "scored as if it agreed")
-        departures.append(f"departure (--allow {name}): {said}; {how}")
-        paired = paired and name not in UNPAIRED
+    owners, departures = comparable(sources, allow)
+    paired = not any(name in UNPAIRED for name in departures)
+    departures = list(departures.values())
     frames, seen, notes = [], set(), []
     for bundle in sources:
         fresh = ~bundle.records["record_key"].isin(seen)
@@ -219,7 +246,7 @@ def _merged_predictions(sources: list[Bundle], records: pd.DataFrame) -> Predict
         return None
     index = pd.concat([b.index for b in held], ignore_index=True).drop_duplicates("record_key")
     cases = {k: v for b in held for k, v in b.cases.items()}
-    probabilities = {k: v for b in held for k, v in b.probabilities.items()}
+    probabilities = ChainMap(*(b.probabilities for b in held))  # looked up when used: spilled vectors stay unmapped
     keys = records[["record_key", "encoder", "task", "seed", "fraction", "condition_kind", "condition", "severity"]]
     index = keys.merge(index, on="record_key", how="inner")[["record_key", "test_set", "probs", *keys.columns[1:]]]
     return Predictions.in_memory(index, cases, probabilities)
@@ -259,4 +286,4 @@ def with_departure_column(report: ScoreReport, departures: Sequence[str]):
     return replace(report, **changed)
 
 
-__all__ = ["FIELDS", "Cohort", "NotComparable", "merge", "score_cohort", "difference"]
+__all__ = ["FIELDS", "Cohort", "NotComparable", "comparable", "merge", "score_cohort", "difference"]

@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,7 @@ class Bundle:
     index: pd.DataFrame  # record_key, test_set, probs
     test_sets: pd.DataFrame  # test_set, task, role, n_cases, n_clusters
     cases: dict[str, CaseSet]
-    probabilities: dict[str, np.ndarray]  # probability hash -> float32 [n, k]
+    probabilities: Mapping[str, np.ndarray]  # probability hash -> float32 [n, k] (a bundle's may be mapped lazily)
     runs: list[dict]
     datasets: list[dict]  # task, role, dataset, fingerprint, dropped
     suites: list[dict]  # suite_hash, name, suite (the mapping, path fields blanked)

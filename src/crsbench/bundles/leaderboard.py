@@ -1,32 +1,32 @@
-"""The leaderboard: one static, self-contained index.html from a scored cohort of bundles.
+"""The leaderboard: one self-contained folder (index.html) of a scored cohort of bundles, interactive
+under a strict Content-Security-Policy.
 
-One row per encoder with its four axes, CRS, interval and leading-tier mark, per task and across tasks,
-and each encoder's provenance (the bundle it came from, by file name and id; its identifier, revision,
-fingerprint and licence). Filters by specialty and by licence need no script: every filter is a section
-of the page with its own anchor, shown by the CSS `:target` rule when its link is followed (the whole
-cohort shows otherwise). A filter only hides rows: every number is the whole cohort's score (an
+Views: across tasks, per task, per axis (with each axis's raw metrics), the CRS components (whatever
+columns the scored value holds beyond the axes and CRS), the report's plots as SVG, a paired comparison
+of any two encoders, and each encoder's provenance. Filters by modality, task, axis and encoder family
+combine; every column sorts with its tier and interval kept in the row; the view lives in the URL
+fragment, so a link opens it. A filter only hides: every number is the whole cohort's score (an
 encoder's CRS does not depend on who else is scored; its tier does, and is the whole cohort's).
 
-User strings reach the page only through the autoescaping template; the report's Content-Security-Policy
-(no script, no fetch, inline style only) is the second fence.
+The tables are in the HTML itself (the page reads without script); one script, inlined and allowed by
+its hash in the CSP, sorts, filters and compares. No inline handler, no network, no 'unsafe-inline':
+user strings reach the page only through the autoescaping template or as JSON in a data block the
+browser never runs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
+from crsbench.bundles.repository import Refusal
 from crsbench.core.printable import printable
-from crsbench.report.tables import interval_cell, tier_cell
-from crsbench.report.components_view import DEFINITION_WORDS, component_rows
-from crsbench.report.terminal import AXIS_HEADERS, fmt, json_ready
+from crsbench.report.components_view import DEFINITION_WORDS
+from crsbench.report.terminal import AXIS_HEADERS, json_ready
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score import ScoreReport
@@ -77,72 +77,64 @@ def _facts(cohort: Cohort) -> dict[str, EncoderFacts]:
     return out
 
 
-def _slug(text: str, taken: set[str]) -> str:
-    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
-    slug, n = base, 2
-    while slug in taken:
-        slug, n = f"{base}-{n}", n + 1
-    taken.add(slug)
-    return slug
+def _modalities(cohort: Cohort, tasks: list[str]) -> dict[str, str]:
+    """Each task's modality as its suite names it (the dataset's modality or specialty), else unknown."""
+    out: dict[str, str] = {}
+    for bundle in cohort.sources:
+        for suite in bundle.suites:
+            for task in (suite.get("suite") or {}).get("tasks") or []:
+                if not isinstance(task, dict) or task.get("name") not in tasks:
+                    continue
+                dataset = task.get("dataset") if isinstance(task.get("dataset"), dict) else {}
+                found = task.get("modality") or dataset.get("modality") or dataset.get("specialty")
+                if found and task["name"] not in out:
+                    out[str(task["name"])] = str(found)
+    return {t: out.get(t, UNKNOWN) for t in tasks}
 
 
-def _rows(frame: pd.DataFrame, facts: dict[str, EncoderFacts], keep: set[str]) -> list[dict]:
-    rows = []
-    for encoder, row in frame.iterrows():
-        if str(encoder) not in keep:
-            continue
-        fact = facts.get(str(encoder))
-        rows.append({
-            "rank": "-" if pd.isna(row.get("crs_rank")) else int(row["crs_rank"]),
-            "encoder": f"{encoder} (baseline)" if bool(row.get("baseline", False)) else str(encoder),
-            "specialty": fact.specialty if fact else UNKNOWN, "licence": fact.licence_key if fact else UNKNOWN,
-            "axes": [fmt(row.get(a)) for a in AXES], "crs": fmt(row["crs"], 1), "interval": interval_cell(row),
-            "tier": tier_cell(row["in_leading_tier"]), "leading": tier_cell(row["in_leading_tier"]) == "yes",
-        })
-    return rows
+def _by_task(report: ScoreReport, task: str):
+    return report.scores_by_task[report.scores_by_task["task"] == task].set_index("encoder")
 
 
-def _scopes(report: ScoreReport, facts, keep) -> list[dict]:
-    scopes = []
-    for task in report.settings.tasks:
-        frame = report.scores_by_task[report.scores_by_task["task"] == task].set_index("encoder")
-        scopes.append({"title": f"Task {task}", "rows": _rows(frame, facts, keep)})
-    scopes.append({"title": "Across tasks", "rows": _rows(report.scores, facts, keep)})
-    return scopes
+def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()) -> dict:
+    """Everything the page shows, as plain values: the tables (columns from the scored value), the
+    filters' choices, the plots and the paired differences the comparison reads."""
+    from crsbench.bundles import leaderboard_tables as tables
+    from crsbench.bundles.leaderboard_plots import plots
 
-
-def context(report: ScoreReport, cohort: Cohort) -> dict:
-    """Everything the page shows, as plain values."""
     facts = _facts(cohort)
     encoders = [str(e) for e in report.scores.index]
-    taken: set[str] = {"all", "provenance", "notes"}
-    views, filters = [], {"specialty": [], "licence": []}
-    for kind, attribute in (("specialty", "specialty"), ("licence", "licence_key")):
-        values = sorted({getattr(facts[e], attribute) if e in facts else UNKNOWN for e in encoders})
-        for value in values:
-            keep = {e for e in encoders if (getattr(facts[e], attribute) if e in facts else UNKNOWN) == value}
-            slug = _slug(f"{kind}-{value}", taken)
-            filters[kind].append({"anchor": slug, "label": value, "count": len(keep)})
-            views.append({"anchor": slug, "title": f"{kind.capitalize()}: {value}", "count": len(keep),
-                          "scopes": _scopes(report, facts, keep)})
-    everyone = {"anchor": "all", "title": "All encoders", "count": len(encoders),
-                "scopes": _scopes(report, facts, set(encoders))}
+    tasks = [str(t) for t in report.settings.tasks]
+    modality = _modalities(cohort, tasks)
+    axes = [a for a in AXES if a in report.axes_used]
+    families = sorted({facts[e].specialty if e in facts else UNKNOWN for e in encoders})
+    task_tables = [{"task": t, "modality": modality[t], "table": tables.score_table(_by_task(report, t), f"Task {t}", facts)}
+                   for t in tasks]
+    axis_tables = [{"axis": a, "task": scope, "modality": modality.get(scope, ""),
+                    "table": tables.axis_table(report, a, scope, facts)} for a in axes for scope in ["overall", *tasks]]
     level = report.settings.level
     return {
         "title": "CRS-Bench leaderboard",
-        "axis_headers": [AXIS_HEADERS[a] for a in AXES],
         "level": f"{level:.0%}",
-        "views": views, "everyone": everyone, "filters": filters,
+        "overall": tables.score_table(report.scores, "Across tasks", facts),
+        "task_tables": task_tables, "axis_tables": axis_tables,
+        "components": tables.components_table(report, facts),
+        "plots": plots(report, cohort),
+        "filters": {"modality": sorted(set(modality.values())), "task": tasks,
+                    "axis": [{"value": a, "label": AXIS_HEADERS[a]} for a in axes], "family": families},
+        "encoders": encoders,
+        "pairs": tables.pair_data(report),
+        "paired": not report.pair_intervals.empty,
+        "axis_labels": {**{a: AXIS_HEADERS[a] for a in axes}, "crs": "CRS"},
         "reference": report.reference, "interval": report.interval_label or "no bootstrap",
         "n_boot": report.settings.n_boot,
         "departures": list(report.settings.departures),
+        "refused": list(refused),
         "notes": [n for n in report.notes if n not in report.settings.departures],
         "sources": list(report.settings.sources),
         "provenance": [facts[e] for e in encoders if e in facts],
-        "tasks": list(report.settings.tasks),
-        # the published components, across tasks, with their bootstrap probabilities (docs/crs.md)
+        # the published components, across tasks, with their bootstrap probabilities (docs/crs.md), as data
         "definition": DEFINITION_WORDS.get(report.settings.definition, "mean of skills"),
-        "components": component_rows(report),
         "components_data": json_ready(report.summary(), ("definition", "components", "pareto_front", "orders",
                                                          "disagreements")),
     }
@@ -159,15 +151,54 @@ def _environment():
     )
 
 
-def render(report: ScoreReport, cohort: Cohort) -> str:
-    return _environment().get_template("leaderboard.html.j2").render(**context(report, cohort))
+def _asset(name: str) -> str:
+    from importlib.resources import files
+
+    return files("crsbench.bundles").joinpath("templates", name).read_text(encoding="utf-8")
 
 
-def write_leaderboard(report: ScoreReport, cohort: Cohort, out_dir: str | Path) -> Path:
-    """Write OUT/index.html; returns its path."""
+def _csp_hash(text: str) -> str:
+    import base64
+    import hashlib
+
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def _page_data(values: dict) -> str:
+    """The values the script reads, as JSON inside a non-executed data block: `<`, `>` and `&` escaped so
+    no user string can close the block or open a tag."""
+    import json
+
+    text = json.dumps({"encoders": values["encoders"], "pairs": values["pairs"], "axes": values["axis_labels"], "axis_order": list(values["axis_labels"]),
+                       "tasks": values["filters"]["task"], "paired": values["paired"], "level": values["level"]},
+                      sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def render(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()) -> str:
+    values = context(report, cohort, refused)
+    script, style = _asset("leaderboard.js"), _asset("leaderboard.css")
+    policy = (f"default-src 'none'; img-src data:; style-src {_csp_hash(style)}; script-src {_csp_hash(script)}; "
+              "base-uri 'none'; form-action 'none'")
+    return _environment().get_template("leaderboard.html.j2").render(
+        **values, script=script, style=style, policy=policy, page_data=_page_data(values))
+
+
+@dataclass(frozen=True)
+class Site:
+    page: Path
+    refused: tuple[Refusal, ...]
+    cohort: Cohort
+
+
+def write_leaderboard(report: ScoreReport, cohort: Cohort, out_dir: str | Path, refused: Sequence[Refusal] = ()) -> Site:
+    """Write OUT/index.html; returns it with the refused bundles it lists."""
     from crsbench.core.atomic import atomic_write
 
     path = Path(out_dir) / "index.html"
-    page = render(report, cohort).encode("utf-8")
+    page = render(report, cohort, refused).encode("utf-8")
     atomic_write(path, lambda out: out.write(page))
-    return path
+    return Site(path, tuple(refused), cohort)
+
+
+__all__ = ["EncoderFacts", "Site", "context", "render", "write_leaderboard"]

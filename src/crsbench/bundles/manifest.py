@@ -32,6 +32,8 @@ class Limits:
     member_bytes: int = 8 << 30  # one file, uncompressed
     total_bytes: int = 32 << 30  # all files, uncompressed
     json_bytes: int = 64 << 20  # a JSON member (parsed whole)
+    memory_bytes: int = 32 << 20  # probability vectors held in memory; past it, memory-mapped from a temporary file
+    json_depth: int = 32  # nesting of any JSON value (a bundle's own JSON nests 6 deep; Python's parser recurses)
     ratio: float = 200.0  # uncompressed / compressed, for members above a megabyte
 
 

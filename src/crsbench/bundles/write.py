@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from crsbench.core.atomic import atomic_write
 from crsbench.bundles.content import Bundle
+from crsbench.bundles.vectors import ROW_GROUP_BYTES
 from crsbench.bundles.manifest import MANIFEST, bundle_id, json_bytes, manifest_value
 from crsbench.results.records import RECORD_COLUMNS
 
@@ -38,13 +39,21 @@ def _array(values, kind: str) -> pa.Array:
                     type=_ARROW[kind])
 
 
-def parquet_bytes(table: pa.Table) -> bytes:
+def parquet_bytes(table: pa.Table, row_group_size: int | None = None) -> bytes:
     sink = io.BytesIO()
     table = table.replace_schema_metadata(None)  # no pandas metadata: nothing but the columns decides the bytes
     text = [f.name for f in table.schema if pa.types.is_string(f.type)]  # floats gain nothing from a dictionary
     pq.write_table(table, sink, compression="zstd", compression_level=9, use_dictionary=text,
-                   write_statistics=False, store_schema=False)
+                   write_statistics=False, store_schema=False, row_group_size=row_group_size)
     return sink.getvalue()
+
+
+def _vector_rows_per_group(table: pa.Table) -> int:
+    """Vectors per row group: about ROW_GROUP_BYTES of float32, the unit a reader holds at once."""
+    if not table.num_rows:
+        return 1
+    per_vector = 4 * max(1, len(table["values"][0]))
+    return max(1, ROW_GROUP_BYTES // per_vector)
 
 
 def _records_table(records: pd.DataFrame) -> pa.Table:
@@ -96,7 +105,8 @@ def bundle_files(bundle: Bundle) -> dict[str, bytes]:
     for test_set in sorted(bundle.cases):
         files[f"predictions/cases/{test_set}.parquet"] = parquet_bytes(_case_table(bundle.cases[test_set]))
         digests = sorted(set(bundle.index.loc[bundle.index["test_set"] == test_set, "probs"]))
-        files[f"predictions/probs/{test_set}.parquet"] = parquet_bytes(_probability_table(digests, bundle.probabilities))
+        vectors = _probability_table(digests, bundle.probabilities)
+        files[f"predictions/probs/{test_set}.parquet"] = parquet_bytes(vectors, _vector_rows_per_group(vectors))
     contents = {
         "records": int(len(bundle.records)),
         "predictions": int(len(bundle.index)),

@@ -1,6 +1,6 @@
-"""`crsbench bundle`, `compare` and `leaderboard`: publish results as a portable bundle, score bundles
-and local results together where they are comparable, and write the static leaderboard page
-(docs/bundles.md). Each command is one call to `crsbench.api` and one render."""
+"""`crsbench bundle`, `verify`, `compare` and `leaderboard`: publish results as a portable bundle, check
+one against its published id, score bundles and local results together where they are comparable, and
+write the static leaderboard (docs/bundles.md). Each command is one call to `crsbench.api` and one render."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ ALLOW = typer.Option(None, "--allow", help="Score despite this field differing, 
                      "(protocol, solver, tasks, dataset, split, seeds, fractions, conditions, crs); repeatable.")
 REFERENCE = typer.Option(None, "--reference", "-r", help="Reference encoder (default: the first source's suite's).")
 N_BOOT = typer.Option(10_000, "--n-boot", min=0, help="Bootstrap draws (0: none).")
+VERIFY_SCHEMA = "crsbench.verify/1"
 COMPARE_SCHEMA = "crsbench.compare/1"  # crsbench.score/1's keys, plus the departures and the sources merged
 
 
@@ -83,17 +84,43 @@ def leaderboard(
     reference: Optional[str] = REFERENCE,
     n_boot: int = N_BOOT,
     definition: Optional[CRSDefinition] = CRS_DEFINITION,
+    strict: bool = typer.Option(False, "--strict", help="Exit 2 when a repository's bundle is refused (the page is still written)."),
 ) -> None:
-    """Write a static, self-contained leaderboard page (no script) of bundles scored together."""
+    """Write the static leaderboard folder of bundles, results folders and results repositories (folders of
+    bundles, one per submission) scored together; each refused bundle is listed with its reason."""
     from crsbench import api
 
     out = Output()
     with out.progress().task(f"leaderboard ({n_boot} bootstrap draws)", total=None):
-        page = api.leaderboard(sources, output, reference=reference, allow=tuple(allow or ()), n_boot=n_boot,
-                               **definition_settings(definition))
-    out.result(f"leaderboard: {page}")
+        site = api.leaderboard_site(sources, output, reference=reference, allow=tuple(allow or ()), n_boot=n_boot,
+                                    **definition_settings(definition))
+    for refusal in site.refused:
+        out.result(f"refused {refusal.source}: {refusal.reason}")
+    accepted = len(site.cohort.sources)
+    out.result(f"leaderboard of {accepted} source{'s' if accepted != 1 else ''}"
+               f"{f', {len(site.refused)} refused (listed on the page)' if site.refused else ''}: {site.page}")
+    if strict and site.refused:
+        raise typer.Exit(2)
+
+
+def verify(
+    path: Path = typer.Argument(..., help="The bundle file (.crsb)."),
+    expected_id: Optional[str] = typer.Option(None, "--id", help="The id it was published under (a prefix is enough)."),
+    as_json: bool = typer.Option(False, "--json", help="Print what it holds as one JSON document."),
+) -> None:
+    """Check a bundle (content hashes, counts, test sets, probability vectors, every record's AUROC, and its
+    id with --id) and say what it holds; exit 2 with the reason when any check fails."""
+    from crsbench import api
+    from crsbench.bundles.verify import summary_lines
+
+    out = Output(as_json)
+    facts = api.verify(path, expected_id)
+    for line in summary_lines(facts):
+        out.result(line)
+    if as_json:
+        out.json({"schema": VERIFY_SCHEMA, **facts})
 
 
 def register(app: typer.Typer) -> None:
-    for command in (bundle, compare, leaderboard):
+    for command in (bundle, compare, leaderboard, verify):
         app.command(command.__name__)(handled(command))

@@ -136,7 +136,10 @@ class Predictions:
         rows = [(k, c.task, c.role, len(c.case_id), c.cluster_codes()[1]) for k, c in case_sets.items()]
         stored = cls(Path("."), index, pd.DataFrame(rows, columns=["test_set", "task", "role", "n_cases", "n_clusters"]))
         stored._case_cache = dict(case_sets)
-        stored._memory = {k: np.asarray(v, dtype=np.float32) for k, v in probabilities.items()}
+        if isinstance(probabilities, dict):
+            stored._memory = {k: np.asarray(v, dtype=np.float32) for k, v in probabilities.items()}
+        else:  # a mapping that reads each vector when asked (a bundle's spilled vectors): kept so, not loaded
+            stored._memory = probabilities
         return stored
 
     def __len__(self) -> int:

@@ -316,6 +316,7 @@ class CaseBootstrap:
     results: dict[str, BootstrapResult]
     auroc_draws: np.ndarray
     axis_intervals: pd.DataFrame
+    pair_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # pair_rows, every scope
     label: str = CASE_LABEL
     method: str = INTERVAL_METHOD
     engine: str = "batched"  # the engine that ran (auto resolved)
@@ -385,19 +386,23 @@ def case_bootstrap(
             values[part] = np.einsum("bs,besa->bea", c, cube) / c.sum(axis=1)[:, None, None]
         per_task[plan.task] = values
 
-    results, rows = {}, []
+    results, rows, pairs = {}, [], []
     for plan in plans:
         draws = crs_batch(per_task[plan.task], ref, config, plan.axes).crs
         results[plan.task] = summarise(encoders, draws, reference=ref, level=config.level, n_seeds=n_seeds)
         rows += _axis_rows(plan.task, encoders, plan.axes, per_task[plan.task], config.level, ref)
+        pairs += pair_rows(plan.task, encoders, [*plan.axes, "crs"], np.concatenate(
+            [per_task[plan.task], draws[:, :, None]], axis=-1), config.level)
     overall = _cross_task(per_task, plans, axis_scores)
-    results[OVERALL] = summarise(encoders, crs_batch(overall, ref, config, axis_scores.axes).crs, reference=ref,
-                                 level=config.level, n_seeds=n_seeds)
+    overall_crs = crs_batch(overall, ref, config, axis_scores.axes).crs
+    results[OVERALL] = summarise(encoders, overall_crs, reference=ref, level=config.level, n_seeds=n_seeds)
     rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)
+    pairs += pair_rows(OVERALL, encoders, [*axis_scores.axes, "crs"],
+                       np.concatenate([overall, overall_crs[:, :, None]], axis=-1), config.level)
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
         np.full((config.n_boot, n_enc), np.nan)
-    return CaseBootstrap(results, auroc, pd.DataFrame(rows), engine=engine, exact_work=work, smallest_set=smallest,
-                         axis_draws=overall[1:])
+    return CaseBootstrap(results, auroc, pd.DataFrame(rows), pd.DataFrame(pairs), engine=engine, exact_work=work,
+                         smallest_set=smallest, axis_draws=overall[1:])
 
 
 def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str],
@@ -467,3 +472,19 @@ def _axis_rows(scope: str, encoders: list[str], axes: Sequence[str], values: np.
         for i, e in enumerate(encoders)
         for k, a in enumerate(axes)
     ]
+
+
+def pair_rows(scope: str, encoders: list[str], names: Sequence[str], values: np.ndarray, level: float) -> list[dict]:
+    """Every ordered pair's paired difference e - f of each axis (and the CRS), row 0 of `values` (B, E, A)
+    the point: the difference at the point, its percentile interval over the same draws for both, and
+    P(e > f) over the draws (a tie counts for neither)."""
+    alpha = 1.0 - level
+    out = []
+    for i, e in enumerate(encoders):
+        differences = values[:, i:i + 1, :] - values  # (B, E, A): e minus each f on the same draw
+        low, high = np.quantile(differences[1:], [alpha / 2, 1 - alpha / 2], axis=0)
+        greater = (differences[1:] > 0).mean(axis=0)
+        out += [{"scope": scope, "axis": a, "encoder": e, "versus": f, "diff": differences[0, j, k],
+                 "diff_low": low[j, k], "diff_high": high[j, k], "p_greater": greater[j, k]}
+                for j, f in enumerate(encoders) if j != i for k, a in enumerate(names)]
+    return out

@@ -111,6 +111,8 @@ class ScoreReport:
     notes: tuple[str, ...] = ()
     settings: ScoreSettings | None = None
     axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
+    # case bootstrap: each ordered pair's paired difference per scope and axis (and "crs"), P(e > f)
+    pair_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
     # what each axis rests on per task (axis_evidence.axis_evidence) and the cases per class of each set
     axis_evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
     class_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -594,6 +596,7 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         notes=tuple(notes),
         settings=settings_of(config, reference, axis_scores, baselines),
         axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),
+        pair_intervals=getattr(boot, "pair_intervals", pd.DataFrame()),
         axis_evidence=axis_evidence(records.frame, class_names),
         class_counts=class_table(records.frame, class_names),
     )

@@ -1,0 +1,49 @@
+"""What `crsbench verify` says of a bundle: every check of `read_bundle` passed (the content hashes, the
+id it was published under), and what the bundle holds, as plain values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from crsbench.bundles.content import Bundle
+
+
+def summary(bundle: Bundle, path: str | Path) -> dict[str, Any]:
+    """The facts a reader checks a published bundle against: its id, versions, suites, encoders, tasks
+    and counts."""
+    records = bundle.records
+    return {
+        "bundle": str(path),
+        "bundle_id": bundle.bundle_id,
+        "bytes": Path(path).stat().st_size,
+        "written_by": bundle.facts.get("written_by", "unknown"),
+        "protocol_version": bundle.facts.get("protocol_version"),
+        "solver": (bundle.facts.get("solver") or {}).get("name", "unknown"),
+        "suites": [f"{s.get('name')} ({str(s.get('suite_hash'))[:12]})" for s in bundle.suites],
+        "encoders": sorted(records["encoder"].astype(str).unique()),
+        "tasks": sorted(records["task"].astype(str).unique()),
+        "records": int(len(records)),
+        "predictions": int(len(bundle.index)),
+        "test_sets": int(len(bundle.test_sets)),
+        "vectors": int(bundle.index["probs"].nunique()) if len(bundle.index) else 0,
+        "record_versions": list(bundle.facts.get("record_crsbench_versions") or []),
+    }
+
+
+def summary_lines(facts: dict[str, Any]) -> list[str]:
+    def listed(values) -> str:
+        return ", ".join(map(str, values)) or "none"
+
+    return [
+        f"verified {facts['bundle']} ({facts['bytes'] / 1024:.1f} KiB): content hashes, counts, test sets, "
+        "probability vectors and every record's AUROC check out",
+        f"bundle id {facts['bundle_id']}",
+        f"written by {facts['written_by']}; protocol {facts['protocol_version']}; solver {facts['solver']}; "
+        f"records written by crsbench {listed(facts['record_versions'])}",
+        f"suites: {listed(facts['suites'])}",
+        f"encoders ({len(facts['encoders'])}): {listed(facts['encoders'])}",
+        f"tasks ({len(facts['tasks'])}): {listed(facts['tasks'])}",
+        f"{facts['records']} records, {facts['predictions']} with predictions, {facts['test_sets']} test sets, "
+        f"{facts['vectors']} probability vectors",
+    ]
