@@ -25,6 +25,7 @@ from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
 from crsbench.core.printable import printable
 from crsbench.report.tables import interval_cell, tier_cell
+from crsbench.report.claims import target_line
 from crsbench.report.terminal import AXIS_HEADERS, fmt
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
@@ -133,6 +134,7 @@ def context(report: ScoreReport, cohort: Cohort) -> dict:
         "level": f"{level:.0%}",
         "views": views, "everyone": everyone, "filters": filters,
         "reference": report.reference, "interval": report.interval_label or "no bootstrap",
+        "target": target_line(report),
         "n_boot": report.settings.n_boot,
         "departures": list(report.settings.departures),
         "notes": [n for n in report.notes if n not in report.settings.departures],

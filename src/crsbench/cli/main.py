@@ -87,14 +87,27 @@ def _run_and_render(out: Output, suite, cache_dir: Optional[Path], wait_s: float
     out.result(report.run_summary_line(summary, elapsed))
 
 
+TARGET = typer.Option(
+    "training-samples", "--target",
+    help="What the intervals and the tier cover: training-samples (the CRS expected over training samples of the "
+         "run's size, where the records hold refits) or fitted-probes (these fitted probes only: test cases and seeds).")
+
+
+def _target(value: str) -> str:
+    if value not in ("training-samples", "fitted-probes"):
+        raise typer.BadParameter(f"--target must be training-samples or fitted-probes, got {value!r}")
+    return value
+
+
 def _score(out: Output, results_dir: Path, reference: Optional[str], n_boot: int, out_dir: Optional[Path] = None,
-           suite_hash: Optional[str] = None, partial: bool = False):
+           suite_hash: Optional[str] = None, partial: bool = False, target: str = "training-samples"):
     """The score report and the folder its files were written to, and how long both took."""
     from crsbench import api
 
     started = time.perf_counter()
     with out.progress().task(f"score ({n_boot} bootstrap draws)", total=None):  # a log hears of it
-        scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial)
+        scored = api.score(results_dir, reference=reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial,
+                           target=target)
         written = api.write_scores(scored, results_dir, out_dir)
     return scored, next(iter(written.values())).parent, time.perf_counter() - started
 
@@ -225,11 +238,12 @@ def score(
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for the score tables (default: RESULTS/scores)."),
     suite_hash: Optional[str] = SUITE_HASH,
     partial: bool = PARTIAL,
+    target: str = TARGET,
     as_json: bool = JSON,
 ) -> None:
     """Score the encoders: four axes, skill, CRS, interval, leading tier, AUROC vs CRS rank."""
     out = Output(as_json)
-    scored, folder, seconds = _score(out, results_dir, reference, n_boot, out_dir, suite_hash, partial)
+    scored, folder, seconds = _score(out, results_dir, reference, n_boot, out_dir, suite_hash, partial, _target(target))
     _render_scores(out, scored, folder, seconds)
     if as_json:
         from crsbench.report.terminal import scores_data
@@ -247,11 +261,13 @@ def report_command(
     partial: bool = PARTIAL,
     n_boot: Optional[int] = typer.Option(None, "--n-boot", min=0,
                                          help="Bootstrap draws (default: the suite's, else 10,000)."),
+    target: str = TARGET,
 ) -> None:
     """Write report.html (self-contained), report.md and every figure as PNG and SVG. Reads the scores that
     `score` stored for the same records and settings instead of recomputing them."""
-    settings = {} if n_boot is None else {"n_boot": n_boot}
-    written = _write_report(Output(), results_dir, out_dir, suite_hash=suite_hash, partial=partial, **settings)
+    chosen = {} if n_boot is None else {"n_boot": n_boot}
+    narrower = {"target": _target(target)} if _target(target) != "training-samples" else {}
+    written = _write_report(Output(), results_dir, out_dir, suite_hash=suite_hash, partial=partial, **chosen, **narrower)
     if open_report:
         import webbrowser
 

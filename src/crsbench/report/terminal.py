@@ -16,6 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from crsbench.scoring.axes import AXES
+from crsbench.report.claims import target_line
+from crsbench.scoring.refits import fitted_probes_summary
 from crsbench.crs.definition import COMPONENTS
 from crsbench.core.printable import printable
 from crsbench.results.records import clean_full_label
@@ -196,7 +198,7 @@ def _score_caption(report: ScoreReport, frame: pd.DataFrame, beside: tuple[str, 
         caption.append(f"CI, P(#1), tier: {report.interval_label}")
     if any(bool(v) for v in frame.get("not_assessable", [])):
         caption.append("!: clean AUROC within delta of chance: its retentions mean little (the score is unaffected)")
-    return "; ".join(caption)
+    return "; ".join(caption) + ". " + target_line(report)
 
 
 def _stacked(header: str) -> str:
@@ -446,7 +448,8 @@ def scores_data(report: ScoreReport) -> dict:
         "schema": SCORES_SCHEMA,
         "reference": report.reference,
         "partial_view": bool(partial_prefix(report)),
-        "interval": {"level": report.settings.level, "label": report.interval_label},
+        "interval": {"level": report.settings.level, "label": report.interval_label, "target": target_line(report),
+                     "fitted_probes": fitted_probes_summary(getattr(report, "fitted_probes", None))},
         "axes_used": list(report.axes_used),
         "axes_missing": dict(report.axes_missing),
         "axes_partial": dict(getattr(report, "axes_partial", {}) or {}),

@@ -27,6 +27,7 @@ from crsbench.crs import axis_math
 from crsbench.scoring.axes import AxisScores, training_prior
 from crsbench.scoring.bootstrap_batched import draw_aurocs
 from crsbench.scoring.bootstrap_linear import draw_aurocs_linear
+from crsbench.scoring.refits import RefitSpread, refit_plans, refit_rng, refit_terms, spread_from_axes, whole_curve
 from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
@@ -35,6 +36,8 @@ from crsbench.scoring.statistics import OVERALL, BootstrapResult, competition_ra
 from crsbench.metrics.weighted import WeightedMetrics, case_major
 
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
+REFIT_LABEL = ("paired case, seed and training-sample bootstrap (test-set clusters and seeds resampled, "
+               "{k} paired refits per task at 100 % labels)")
 INTERVAL_METHOD = "percentile"
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
 SHIFT_PREFIX = "shift:"  # precomputed AUROCs on the shift set, apart from the same hash on the test set
@@ -322,10 +325,20 @@ class CaseBootstrap:
     engine: str = "batched"  # the engine that ran (auto resolved)
     exact_work: float = 0.0  # column-case-draws of the exact AUROC draws, what auto compared with EXACT_LIMIT
     smallest_set: int = 0  # cases of the smallest test or shift set the AUROC draws read
+    # the narrower intervals of these fitted probes (test cases and seeds only), per scope; the same as
+    # `results` when no refits were stored
+    fitted_probes: dict[str, BootstrapResult] = field(default_factory=dict)
+    refits: dict[str, int] = field(default_factory=dict)  # task -> refits drawn; empty: training samples not included
+    refit_notes: tuple[str, ...] = ()
 
     @property
     def overall(self) -> BootstrapResult:
         return self.results[OVERALL]
+
+    @property
+    def training_samples(self) -> bool:
+        """Whether the intervals include the spread over training samples (every task had its refits)."""
+        return bool(self.refits) and len(self.refits) == len(self.results) - 1
 
 
 def case_bootstrap(
@@ -385,6 +398,26 @@ def case_bootstrap(
             values[part] = np.einsum("bs,besa->bea", c, cube) / c.sum(axis=1)[:, None, None]
         per_task[plan.task] = values
 
+    spread = training_spread(records, stored, plans, axis_scores, task_types)
+    fitted, rows, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds)
+    results = fitted
+    if spread.present and config.target == "training-samples":
+        refit_stream = refit_rng(config.seed)
+        per_task = {t: v + refit_terms(spread.deviations[t], n_draws, refit_stream) if t in spread.deviations else v
+                    for t, v in per_task.items()}
+        results, rows, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds)
+    auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
+        np.full((config.n_boot, n_enc), np.nan)
+    inclusive = spread.present and config.target == "training-samples"
+    label = REFIT_LABEL.format(k="/".join(str(k) for k in sorted(set(spread.refits.values())))) if inclusive else CASE_LABEL
+    return CaseBootstrap(results, auroc, pd.DataFrame(rows), label=label, engine=engine, exact_work=work,
+                         smallest_set=smallest, fitted_probes=fitted, refits=dict(spread.refits) if inclusive else {},
+                         refit_notes=spread.notes)
+
+
+def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores, encoders: list[str],
+               ref: int, config: CRSConfig, n_seeds: int) -> tuple[dict[str, BootstrapResult], list[dict], np.ndarray]:
+    """Per scope the CRS summaries, the axis interval rows, and the cross-task axis draws (B, E, A)."""
     results, rows = {}, []
     for plan in plans:
         draws = crs_batch(per_task[plan.task], ref, config, plan.axes).crs
@@ -394,9 +427,30 @@ def case_bootstrap(
     results[OVERALL] = summarise(encoders, crs_batch(overall, ref, config, axis_scores.axes).crs, reference=ref,
                                  level=config.level, n_seeds=n_seeds)
     rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)
-    auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
-        np.full((config.n_boot, n_enc), np.nan)
-    return CaseBootstrap(results, auroc, pd.DataFrame(rows), engine=engine, exact_work=work, smallest_set=smallest)
+    return results, rows, overall
+
+
+def training_spread(records: Records, stored: Predictions, plans: list[TaskPlan], axis_scores: AxisScores,
+                    task_types: dict[str, str]) -> RefitSpread:
+    """Per task, the point axes of each complete refit (seed means at unit case weights) and their deviations
+    from the refits' mean (scoring/refits.py)."""
+    swapped, notes = refit_plans(records.refits, stored, plans, axis_scores)
+    if not swapped:
+        return RefitSpread({}, {}, tuple(notes))
+    n_enc, n_seeds = len(axis_scores.encoders), len(axis_scores.seeds)
+    by_task = {}
+    for plan in plans:
+        if plan.task not in swapped:
+            continue
+        n_cases = len(stored.case_set(plan.test_set).labels)
+        n_shift = len(stored.case_set(plan.shift_set).labels) if plan.shift_set is not None else 0
+        vectors: dict[str, _Vectors] = {}
+        by_task[plan.task] = whole_curve(np.stack([
+            task_axis_draws(refit_plan, stored, task_types[plan.task], np.ones((1, n_cases)),
+                            np.ones((1, n_shift)) if n_shift else None, n_enc, n_seeds, vectors)[0].mean(axis=1)
+            for _, refit_plan in sorted(swapped[plan.task].items())
+        ]), plan.axes)
+    return spread_from_axes(by_task, notes)
 
 
 def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str],
