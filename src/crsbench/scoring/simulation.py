@@ -81,8 +81,12 @@ class Design:
     tasks: tuple[str, ...] = ("sim",)
     multi_label_tasks: tuple[str, ...] = ()  # tasks scored per label (n_classes labels)
     task_classes: tuple[int, ...] = ()  # classes (or labels) per task; n_classes where not given
+    task_cases: tuple[int, ...] = ()  # test cases per task; n_cases where not given
     class_priors: tuple[float, ...] = ()  # single-label priors when n_classes > 2; equal priors where not given
     test_priors: tuple[float, ...] = ()  # single-label class shares of the test set where they differ from the priors
+
+    def cases(self, task: str) -> int:
+        return self.task_cases[self.tasks.index(task)] if self.task_cases else self.n_cases
 
     def classes(self, task: str) -> int:
         return self.task_classes[self.tasks.index(task)] if self.task_classes else self.n_classes
@@ -160,10 +164,10 @@ def simulate(design: Design, rng: np.random.Generator, refits: int = 0,
     design has none left, so the caller passes the spread it was realised with). Same cases, same noise.
     Drawn after everything else, so the rest of the cohort is the same with or without them."""
     rows, index, cases_by_id, probs_by_hash = [], [], {}, {}
-    n = design.n_cases
-    n_clusters = -(-n // design.cluster_size)
-    cluster = np.repeat(np.arange(n_clusters), design.cluster_size)[:n]
     for task in design.tasks:
+        n = design.cases(task)
+        n_clusters = -(-n // design.cluster_size)
+        cluster = np.repeat(np.arange(n_clusters), design.cluster_size)[:n]
         k = design.classes(task)
         multi = task in design.multi_label_tasks
         if multi:
