@@ -29,7 +29,7 @@ import numpy as np
 from crsbench.crs.definition import CRSConfig, crs_batch
 from crsbench.results.record_set import Records
 from crsbench.scoring.axes import AXES, compute_axes
-from crsbench.scoring.case_bootstrap import _task_types, case_bootstrap, leading_tier, plan_tasks, training_spread
+from crsbench.scoring.case_bootstrap import case_bootstrap, leading_tier, training_spread
 from crsbench.scoring.simulation import Design, EncoderTruth, population_crs, realise_refits, simulate
 
 CONFIG = CRSConfig(n_boot=200, n_weight_draws=0)
@@ -86,8 +86,7 @@ def run(design: Design, repetitions: int, refits: int, seed: int = 2026) -> dict
         axis_scores = axis_scores or compute_axes(records, delta=CONFIG.delta)
         held = Records.of(records)
         boot = case_bootstrap(Records(held.frame), stored, axis_scores, REFERENCE, CONFIG.model_copy(update={"seed": r}))
-        plans = plan_tasks(held, stored, axis_scores)
-        dev = refit_crs(training_spread(held, stored, plans, axis_scores, _task_types(held.frame)), CONFIG, ref)
+        dev = refit_crs(training_spread(held, axis_scores), CONFIG, ref)
         draws = boot.overall.draws
         point = boot.overall.intervals.loc[names, "crs"].to_numpy()
         tops.append(int(np.argmax(point)))

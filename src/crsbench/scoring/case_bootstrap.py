@@ -27,7 +27,7 @@ from crsbench.crs import axis_math
 from crsbench.scoring.axes import AxisScores, training_prior
 from crsbench.scoring.bootstrap_batched import draw_aurocs
 from crsbench.scoring.bootstrap_linear import draw_aurocs_linear
-from crsbench.scoring.refits import RefitSpread, refit_plans, refit_rng, refit_terms, spread_from_axes, whole_curve
+from crsbench.scoring.refits import RefitSpread, refit_axes, refit_rng, refit_terms, spread_from_axes, whole_curve
 from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
@@ -398,7 +398,7 @@ def case_bootstrap(
             values[part] = np.einsum("bs,besa->bea", c, cube) / c.sum(axis=1)[:, None, None]
         per_task[plan.task] = values
 
-    spread = training_spread(records, stored, plans, axis_scores, task_types)
+    spread = training_spread(records, axis_scores)
     fitted, rows, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds)
     results = fitted
     if spread.present and config.target == "training-samples":
@@ -430,27 +430,12 @@ def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scor
     return results, rows, overall
 
 
-def training_spread(records: Records, stored: Predictions, plans: list[TaskPlan], axis_scores: AxisScores,
-                    task_types: dict[str, str]) -> RefitSpread:
-    """Per task, the point axes of each complete refit (seed means at unit case weights) and their deviations
-    from the refits' mean (scoring/refits.py)."""
-    swapped, notes = refit_plans(records.refits, stored, plans, axis_scores)
-    if not swapped:
-        return RefitSpread({}, {}, tuple(notes))
-    n_enc, n_seeds = len(axis_scores.encoders), len(axis_scores.seeds)
-    by_task = {}
-    for plan in plans:
-        if plan.task not in swapped:
-            continue
-        n_cases = len(stored.case_set(plan.test_set).labels)
-        n_shift = len(stored.case_set(plan.shift_set).labels) if plan.shift_set is not None else 0
-        vectors: dict[str, _Vectors] = {}
-        by_task[plan.task] = whole_curve(np.stack([
-            task_axis_draws(refit_plan, stored, task_types[plan.task], np.ones((1, n_cases)),
-                            np.ones((1, n_shift)) if n_shift else None, n_enc, n_seeds, vectors)[0].mean(axis=1)
-            for _, refit_plan in sorted(swapped[plan.task].items())
-        ]), plan.axes)
-    return spread_from_axes(by_task, notes)
+def training_spread(records: Records, axis_scores: AxisScores) -> RefitSpread:
+    """Per task, the refits' point axes with the label-efficiency curve moved by the refit (whole_curve), and
+    their deviations from the refits' mean (scoring/refits.py)."""
+    by_task, notes = refit_axes(records, axis_scores)
+    names = {task: axis_scores.task_values(t)[1] for t, task in enumerate(axis_scores.tasks)}
+    return spread_from_axes({task: whole_curve(a, names[task]) for task, a in by_task.items()}, notes)
 
 
 def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str],

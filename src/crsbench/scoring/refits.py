@@ -22,7 +22,7 @@ its estimate lacks instead of by a fixed factor. Draw 0, the point, adds nothing
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -49,61 +49,49 @@ class RefitSpread:
 NO_REFITS = RefitSpread({}, {})
 
 
-def refit_plans(refits: pd.DataFrame, stored, plans: Sequence, axis_scores: AxisScores) -> tuple[dict, list[str]]:
-    """Per task, {refit index: a copy of the task's plan with that refit's prediction vectors at 100 %}; only
-    refits complete for every encoder and every 100 % condition the plan reads. Notes name what was dropped."""
+def refit_axes(records, axis_scores: AxisScores) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Per task, the point axes (K, E, A_task) of its complete refits, and notes on what was left out.
+
+    Refit k's axes are the axes of the run's records with every 100 % record (clean, perturbed, shift)
+    replaced by refit k's record of the same encoder and condition, for every seed: read from the records'
+    own metrics (the point values at unit case weights), so the refits need no stored predictions. A refit
+    lacking a record some encoder's 100 % grid has is left out, named."""
+    from crsbench.scoring.axes import compute_axes
+
+    refits = records.refits
     if refits is None or refits.empty:
         return {}, []
-    rec = refits[refits["encoder"].isin(axis_scores.encoders) & refits["task"].isin(axis_scores.tasks)]
-    rec = rec.merge(stored.index[["record_key", "test_set", "probs"]], on="record_key", how="left")
-    enc = {e: i for i, e in enumerate(axis_scores.encoders)}
+    frame = records.frame
+    full = frame[frame["fraction"] == 1.0]
+    rest = frame[frame["fraction"] != 1.0]
+    cell = ["encoder", "condition_kind", "condition", "severity"]
     out, notes = {}, []
-    for plan in plans:
-        rows = rec[(rec["task"] == plan.task) & rec["probs"].notna()]
-        by_refit = {}
-        for k, group in rows.groupby("refit"):
-            swapped = _swap(plan, group, enc, len(axis_scores.seeds))
-            if swapped is None:
-                notes.append(f"{plan.task}: refit {int(k)} lacks a record or its predictions for some encoder or "
-                             "condition at 100 % labels; left out of the training-sample spread")
-            else:
-                by_refit[int(k)] = swapped
-        if len(by_refit) >= MIN_REFITS:
-            out[plan.task] = by_refit
-        elif by_refit:
-            notes.append(f"{plan.task}: {len(by_refit)} complete refit, at least {MIN_REFITS} are needed for a "
+    for t, task in enumerate(axis_scores.tasks):
+        wanted = full[full["task"] == task].drop_duplicates(cell)
+        wanted_cells = set(map(tuple, wanted[cell].to_numpy().tolist()))
+        mine = refits[refits["task"] == task]
+        values = []
+        for k, rows in mine.groupby("refit"):
+            rows = rows.drop_duplicates(cell)
+            have = set(map(tuple, rows[cell].to_numpy().tolist()))
+            if not wanted_cells <= have:
+                notes.append(f"{task}: refit {int(k)} lacks {len(wanted_cells - have)} of the 100 % records the run has; "
+                             "left out of the training-sample spread")
+                continue
+            rows = rows[[c in wanted_cells for c in map(tuple, rows[cell].to_numpy().tolist())]]
+            seeds = pd.concat([rows.assign(seed=s) for s in axis_scores.seeds], ignore_index=True)
+            swapped = pd.concat([rest[rest["task"] == task], seeds.drop(columns="refit")], ignore_index=True)
+            scores = compute_axes(swapped, delta=axis_scores.delta)
+            cube, axes = scores.task_values(0)
+            order = [list(scores.encoders).index(e) for e in axis_scores.encoders]
+            task_axes = axis_scores.task_values(t)[1]
+            values.append(cube[order].mean(axis=1)[:, [axes.index(a) for a in task_axes]])
+        if len(values) >= MIN_REFITS:
+            out[task] = np.stack(values)
+        elif values:
+            notes.append(f"{task}: {len(values)} complete refit, at least {MIN_REFITS} are needed for a "
                          "training-sample spread; intervals of this task cover these fitted probes only")
     return out, notes
-
-
-def _swap(plan, group: pd.DataFrame, enc: dict[str, int], n_seeds: int):
-    """The plan with this refit's vectors at 100 % for every seed, or None when one is missing."""
-    clean, pert, shift = {}, {}, {}
-    for row in group.itertuples():
-        e = enc[row.encoder]
-        if row.condition_kind == "clean" and row.fraction == 1.0:
-            clean[e] = row.probs
-        elif row.condition_kind == "perturbation":
-            key = (row.condition, int(row.severity))
-            if key in plan.perturbed:
-                pert[(e, plan.perturbed.index(key))] = row.probs
-        elif row.condition_kind == "shift" and row.test_set == plan.shift_set:
-            shift.setdefault(e, []).append(row.probs)
-    encoders = {e for e, _ in plan.full}
-    if set(clean) != encoders:
-        return None
-    if "robustness" in plan.axes:
-        if any((e, c) not in pert for e in encoders for c in range(len(plan.perturbed))):
-            return None
-        if plan.shift and any(len(shift.get(e, ())) != len(plan.shift[(e, s)]) for (e, s) in plan.shift):
-            return None
-    seeds = range(n_seeds)
-    return replace(
-        plan,
-        full={(e, s): clean[e] for e in encoders for s in seeds},
-        pert={(e, s, c): pert[(e, c)] for (e, s, c) in plan.pert} if "robustness" in plan.axes else dict(plan.pert),
-        shift={(e, s): shift[e] for (e, s) in plan.shift} if plan.shift and "robustness" in plan.axes else dict(plan.shift),
-    )
 
 
 def whole_curve(axes: np.ndarray, names: Sequence[str]) -> np.ndarray:
@@ -143,7 +131,7 @@ def refit_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), 0x7E517])
 
 
-ADD_REFITS = ("add `refits: 8` to the suite and run it again (`crsbench run SUITE` computes only the refit records), "
+ADD_REFITS = ("add `refits: 4` to the suite and run it again (`crsbench run SUITE` computes only the refit records), "
               "then score")
 
 
