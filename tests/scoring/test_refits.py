@@ -98,3 +98,20 @@ def test_the_sentence_for_each_kind_of_bootstrap():
     assert "No bootstrap" in target_sentence("none")
     assert "as asked" in target_sentence("cases", {}, "fitted-probes")
     assert "4 paired refits" in target_sentence("cases", {"t": 4})
+
+
+def test_the_leading_gap_splits_into_test_cases_training_samples_and_seeds(cohort):
+    from crsbench.scoring.gap_variance import gap_sentence
+
+    records, stored, _ = cohort
+    gap = score_records(records, "a", CONFIG, predictions=stored).gap_variance
+    parts = gap["variance"]
+    assert all(v >= 0 for v in parts.values()) and parts["training samples"] > 0
+    assert sum(gap["share"].values()) == pytest.approx(1.0)
+    for source, se_after in gap["se_doubled"].items():  # the printed effect follows from the printed parts
+        assert se_after ** 2 == pytest.approx(gap["se"] ** 2 - parts[source] / 2)
+    assert gap["best"] == max(parts, key=parts.get)
+    sentence = gap_sentence(gap)
+    assert f"{gap['se']:.2f}" in sentence and "narrow the tier most" in sentence
+    old = score_records(records[records["refit"] == 0], "a", CONFIG, predictions=stored).gap_variance
+    assert old["variance"]["training samples"] is None and "unknown" in gap_sentence(old)

@@ -24,6 +24,7 @@ from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS
 from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
 from crsbench.results.record_set import Records, refits_for
 from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
+from crsbench.scoring.gap_variance import leading_gap_variance
 from crsbench.scoring.refits import fitted_probe_table, fitted_probes_summary, target_sentence
 from crsbench.errors import DataError
 from crsbench.results.coverage import CELL, check_grid, stored_cells
@@ -112,6 +113,8 @@ class ScoreReport:
     # these fitted probes' narrower summaries (test cases and seeds only), per scope: crs, ci_low, ci_high,
     # p_rank1, in_leading_tier; empty when the intervals already are these
     fitted_probes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the leading gap's variance by source and the effect of doubling each (gap_variance); {} without a case bootstrap
+    gap_variance: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     settings: ScoreSettings | None = None
     axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
@@ -154,6 +157,7 @@ class ScoreReport:
             "interval": self.interval_label,
             "interval_target": self.interval_target,
             "fitted_probes": fitted_probes_summary(getattr(self, "fitted_probes", None)),
+            "leading_gap_variance": dict(getattr(self, "gap_variance", {}) or {}),
             "leading_tier": list(self.leading_tier),
             "leading_tier_by_task": {t: list(v) for t, v in self.leading_tier_by_task.items()},
             "top": self.scores.index[0] if len(self.scores) else None,
@@ -561,6 +565,7 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         interval_target=target_sentence("none" if boot is None else "cases" if isinstance(boot, CaseBootstrap) else "seeds",
                                         getattr(boot, "refits", {}), config.target),
         fitted_probes=fitted_probe_table(boot),
+        gap_variance=leading_gap_variance(boot, axis_scores, reference, config) if isinstance(boot, CaseBootstrap) else {},
         notes=tuple(notes),
         settings=settings_of(config, reference, axis_scores, baselines),
         axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),

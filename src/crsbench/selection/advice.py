@@ -25,6 +25,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from crsbench.scoring.axis_evidence import thin_axes
+from crsbench.scoring.gap_variance import gap_sentence
 from crsbench.report.claims import (  # noqa: F401 (the advice's sentences, shared with the report)
     AXIS_WORDS, floor_encoders, floor_sentences, small_class_sentences, target_line, thin_sentences, tier_against_p_rank1)
 
@@ -206,6 +207,7 @@ def recommendation(report: ScoreReport, evidence: Evidence) -> list[str]:
     sentences += _higher_auroc(top, scores, scaled, axes, meaning)
     sentences += tier_against_p_rank1(report)
     sentences.append(target_line(report))
+    sentences.append(gap_sentence(getattr(report, "gap_variance", {}) or {}))
     if len(tier) > 1:
         sentences += _what_would_separate(top, tier, report, evidence)
     return [s for s in sentences if s]
