@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping
 
 from crsbench.scoring.axis_evidence import MIN_CASES_PER_CLASS, class_name
+from crsbench.scoring.refits import target_sentence
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score import ScoreReport
@@ -116,7 +117,5 @@ def target_line(report: ScoreReport) -> str:
     sentence = getattr(report, "interval_target", "")
     if sentence:
         return sentence
-    from crsbench.scoring.refits import target_sentence
-
     label = getattr(report, "interval_label", None) or ""
     return target_sentence("none" if not label else "seeds" if "seed" in label and "case" not in label else "cases")
