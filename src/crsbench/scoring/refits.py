@@ -131,7 +131,8 @@ def refit_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), 0x7E517])
 
 
-ADD_REFITS = ("add `refits: 4` to the suite and run it again (`crsbench run SUITE` computes only the refit records), "
+ADVISED_REFITS = 4  # what the shipped suites and `select` take: the t's tails cost little beyond it (docs/bootstrap.md)
+ADD_REFITS = (f"add `refits: {ADVISED_REFITS}` to the suite and run it again (`crsbench run SUITE` computes only the refit records), "
               "then score")
 
 

@@ -24,6 +24,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
+from crsbench.scoring.refits import ADVISED_REFITS
+
 MIN_SEEDS = 3
 SEED_LEVELS = (5, 4, 3)
 SEVERITY_LEVELS = ((1, 2, 3, 4, 5), (1, 3, 5), (3,))
@@ -175,7 +177,7 @@ def encoding_seconds(protocol: Protocol, cost: EncoderCost, counts: ImageCounts,
     return cost.setup_seconds + cost.seconds_per_image * clean + cost.per_perturbed_image(perturb_seconds) * perturbed
 
 
-REFITS = 4  # probes refit at 100 % labels on paired training resamples: the training sample's spread
+REFITS = ADVISED_REFITS  # probes refit at 100 % labels on paired training resamples: the training sample's spread
 
 
 def fitting_seconds(protocol: Protocol, cost: EncoderCost) -> float:
