@@ -70,11 +70,15 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="shrink the published-like test sets")
     parser.add_argument("--real", action="store_true", help="also the four real-calibrated cohorts")
     parser.add_argument("--planted", action="store_true", help="also the doubled refit spread")
+    parser.add_argument("--only", choices=("real", "small", "published"), default=None, help="one group of cohorts")
     args = parser.parse_args()
     repetitions, scale = (10, 0.05) if args.smoke else (args.repetitions, args.scale)
-    cohorts = {"small split (3 encoders, 300 cases)": (small_split(), "a"),
-               f"published-like (15 encoders x 3 tasks, scale {scale})": (published_like(scale), "e00")}
-    if args.real and not args.smoke:
+    cohorts = {}
+    if args.only in (None, "small"):
+        cohorts["small split (3 encoders, 300 cases)"] = (small_split(), "a")
+    if args.only in (None, "published"):
+        cohorts[f"published-like (15 encoders x 3 tasks, scale {scale})"] = (published_like(scale), "e00")
+    if (args.real or args.only == "real") and not args.smoke:
         cohorts = {**real_designs(["retinamnist", "pneumoniamnist", "ph2", "demo-derm"]), **cohorts}
     for name, (design, reference) in cohorts.items():
         runs = simulate_runs(design, reference, repetitions, args.refits)
