@@ -1,5 +1,5 @@
 """The training-sample intervals' acceptance rates, reduced (benchmarks/refit_acceptance.py has the full
-table; docs/bootstrap.md, "Training samples"): two cohorts, 40 runs each, every rate against its target
+table; docs/bootstrap.md, "Training samples"): two cohorts, 30 runs each, every rate against its target
 less 3 Monte Carlo s.e. at this number of runs. The fitted probes' intervals ("before") are printed beside."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from crsbench.scoring.refit_simulation import doubled, published_like, rates, si
 
 pytestmark = pytest.mark.slow
 
-RUNS = 40
+RUNS = 30
 REFITS = 4
 COHORTS = {
     "small split": (small_split, "a", None),
-    "published-like, 1/25 of the test sets": (lambda: published_like(0.04), "e00", 0.8),
+    "published-like, 1/50 of the test sets": (lambda: published_like(0.02), "e00", 0.8),
 }
 
 
