@@ -198,7 +198,12 @@ def _score_caption(report: ScoreReport, frame: pd.DataFrame, beside: tuple[str, 
         caption.append(f"CI, P(#1), tier: {report.interval_label}")
     if any(bool(v) for v in frame.get("not_assessable", [])):
         caption.append("!: clean AUROC within delta of chance: its retentions mean little (the score is unaffected)")
-    return "; ".join(caption) + ". " + target_line(report)
+    return "; ".join(caption)
+
+
+def _with_target(report: ScoreReport, caption: str) -> Text:
+    """A score table's caption, closed by the sentence saying what its intervals and tier cover."""
+    return Text(f"{caption}. {target_line(report)}")
 
 
 def _stacked(header: str) -> str:
@@ -301,7 +306,7 @@ def _blocks(console, options, title: Text | None, columns: list[_Column], captio
 
 def _score_table(report: ScoreReport, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> FittedTable:
     return FittedTable(Text(partial_prefix(report) + title), _score_columns(report, frame, beside, ranks),
-                       Text(_score_caption(report, frame, beside)))
+                       _with_target(report, _score_caption(report, frame, beside)))
 
 
 def _task_rows(report: ScoreReport):
@@ -324,12 +329,12 @@ def scores_table(report: ScoreReport) -> Table:
     """The cross-task summary, best CRS first; missing axes show '-' and are named in the caption."""
     table = _score_table(report, f"Across tasks: Clinical Reliability Score (reference: {report.reference})",
                          report.scores, ("ece",), ranks=True)
-    caption = [str(table.caption)]
+    caption = [_score_caption(report, report.scores, ("ece",))]
     caption.append(f"axes used: {', '.join(report.axes_used)}")
     caption += [f"{axis} missing: {reason}" for axis, reason in report.axes_missing.items()]
     caption += [f"{axis} covers {n} task(s) only" for axis, n in (getattr(report, "axes_partial", {}) or {}).items()]
     caption.append("tier *: not resolved from the top encoder by the paired bootstrap")
-    table.caption = Text("; ".join(caption))
+    table.caption = _with_target(report, "; ".join(caption))
     return table
 
 
