@@ -25,7 +25,7 @@ LEVEL = 0.95
 
 def published_like(scale: float = 1.0) -> Design:
     """15 encoders (two clearly behind), 3 binary tasks of about 5,000, 730 and 20,000 test cases."""
-    separations = np.linspace(1.55, 1.25, 13).tolist() + [0.95, 0.9]
+    separations = np.linspace(1.55, 1.25, 13).tolist() + [0.6, 0.5]
     encoders = tuple(EncoderTruth(f"e{i:02d}", s, slope=1.0 + 0.05 * (i % 4), hunger=0.25 + 0.02 * (i % 3),
                                   fragility=0.2, refit_sd=0.04) for i, s in enumerate(separations))
     sizes = tuple(max(60, int(round(n * scale))) for n in (5_000, 730, 20_000))
