@@ -348,15 +348,15 @@ def score(
     report = score_records(view, reference, config, baselines=baselines, predictions=stored,
                            class_names=class_names or None)
     notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
-    key = scoring_inputs_key(view.frame, stored, reference, baselines, class_names, config)
+    key = scoring_inputs_key(view.frame, stored, reference, baselines, class_names, config, view.refits)
     return dataclasses.replace(report, notes=notes + tuple(report.notes),
                                settings=report.settings.with_grid(grid.as_dict()), inputs_key=key)
 
 
-def scoring_inputs_key(frame, stored, reference, baselines, class_names, config: CRSConfig) -> str:
-    """SHA-256 of everything a score of these results depends on: the records as scored (the view), the
-    stored predictions' index (its digests address the files' contents) and test sets, the reference,
-    floor baselines, class names, every CRS setting and the package version."""
+def scoring_inputs_key(frame, stored, reference, baselines, class_names, config: CRSConfig, refits=None) -> str:
+    """SHA-256 of everything a score of these results depends on: the records as scored (the view) and their
+    refits, the stored predictions' index (its digests address the files' contents) and test sets, the
+    reference, floor baselines, class names, every CRS setting and the package version."""
     import hashlib
     import json
 
@@ -365,6 +365,9 @@ def scoring_inputs_key(frame, stored, reference, baselines, class_names, config:
     digest = hashlib.sha256()
     ordered = frame.sort_values("record_key").reset_index(drop=True)
     digest.update(ordered.to_json(orient="split", date_format="iso", default_handler=str).encode())
+    if refits is not None and len(refits):  # refits added to a folder change the intervals: score again
+        digest.update(refits.sort_values(["record_key"]).reset_index(drop=True)
+                      .to_json(orient="split", date_format="iso", default_handler=str).encode())
     if stored is not None:
         digest.update(stored.index.sort_values("record_key").to_csv(index=False).encode())
         digest.update(stored.test_sets.to_csv(index=False).encode())
@@ -402,7 +405,7 @@ def _inputs_key_of(results, suite_hash, partial, reference=None, class_names=Non
     stored = load_predictions(results) if config.resample == "cases" else None
     names = {**suite_class_names(results, suite_hash), **(class_names or {})}
     return scoring_inputs_key(view.frame, stored, reference or suite_reference(results, suite_hash), baselines,
-                              names, config)
+                              names, config, view.refits)
 
 
 def write_scores(report, results: str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:

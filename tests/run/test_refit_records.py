@@ -63,3 +63,14 @@ def test_the_run_stores_refits_resumably_and_the_score_includes_them(refit_run):
     assert "these fitted probes" in narrow.interval_target
     wide = scored.scores["ci_high"] - scored.scores["ci_low"]
     assert (wide.dropna() >= (narrow.scores["ci_high"] - narrow.scores["ci_low"]).dropna() - 1e-9).all()
+
+
+def test_refits_added_to_a_scored_folder_are_scored_not_the_stored_value_reused(tmp_path):
+    api.run(_suite(tmp_path, 0))
+    first, _ = api.scored_or_score(tmp_path / "out", n_boot=100, n_weight_draws=0)
+    assert "not included" in first.interval_target
+    again, reused = api.scored_or_score(tmp_path / "out", n_boot=100, n_weight_draws=0)
+    assert reused
+    api.run(_suite(tmp_path, 2))  # the same folder: only the refit records are computed
+    scored, reused = api.scored_or_score(tmp_path / "out", n_boot=100, n_weight_draws=0)
+    assert not reused and "2 paired refits" in scored.interval_label
