@@ -119,9 +119,11 @@ def _metrics(shape: TaskShape, y, probs) -> dict:
             "brier": metrics.brier(t, y, proba), "nll": metrics.nll(t, y, proba)}
 
 
-def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_boot: int = 10_000) -> dict:
+def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_boot: int = 10_000, refits: int = 0) -> dict:
     """Write the store; returns counts. Every record goes through ResultsStore.add with its index rows.
-    The suite's `crs: {n_boot}` is what `report` rescores with."""
+    The suite's `crs: {n_boot}` is what `report` rescores with. `refits`: per encoder and task, that many
+    refit records of every 100 % condition (refit k, the first seed; their metrics only, as a run stores
+    them), each from a separation moved by 5 % x N(0, 1)."""
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
     truths = encoder_truths(n_encoders)
@@ -183,6 +185,25 @@ def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_bo
                         }
                         record.pop("schema_version")
                         store.add(record, index_statements(record["record_key"], test_set, digest, test_set_row))
+                        n_records += 1
+                for k in range(1, refits + 1):
+                    moved = 1 + 0.05 * rng.normal()
+                    for fraction, kind, condition, severity in grid:
+                        if fraction != 1.0:
+                            continue
+                        role = "shift" if kind == "shift" else "test"
+                        y = case_sets[role][1]
+                        sep = separation * moved * ((1 - fragility * severity / 5) if kind == "perturbation" else 1.0)
+                        sep *= 0.8 if kind == "shift" else 1.0
+                        probs = _probs(shape, y, base[role], sep, np.random.default_rng(rng.integers(2**63)))
+                        store.add({**dict.fromkeys(RECORD_FIELDS), **_metrics(shape, y, probs),
+                                   "record_key": f"{name}|{shape.name}|refit {k}|{condition}|{severity}",
+                                   "run_id": "run-1", "suite_hash": SUITE_HASH, "encoder": name, "task": shape.name,
+                                   "dataset": shape.name, "task_type": shape.task_type, "seed": SEEDS[0],
+                                   "fraction": 1.0, "condition_kind": kind, "condition": condition,
+                                   "severity": severity, "refit": k, "n_train": N_TRAIN[shape.name], "n_eval": len(y),
+                                   "positives_train": [int(round(N_TRAIN[shape.name] * q)) for q in positives],
+                                   "schema_version": 2})
                         n_records += 1
         store.finish_run("run-1", "2026-01-01T01:00:00+00:00", n_records)
     return {"records": n_records}
@@ -341,6 +362,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=200, help="bootstrap draws of `score` and the slopes")
     parser.add_argument("--slope-scale", type=float, default=0.05, help="cxr test-set share for the slope fits")
     parser.add_argument("--loop-draws", type=int, default=3)
+    parser.add_argument("--refits", type=int, default=0, help="refit records per encoder and task (their metrics only)")
     parser.add_argument("--no-slopes", action="store_true")
     parser.add_argument("--no-cli", action="store_true")
     parser.add_argument("--no-kernel", action="store_true")
@@ -359,7 +381,7 @@ def main() -> None:
             store = args.store or work / "store"
             started = time.perf_counter()
             if args.store is None:
-                build_store(store, args.scale, args.encoders, n_boot=args.draws)
+                build_store(store, args.scale, args.encoders, n_boot=args.draws, refits=args.refits)
             built = time.perf_counter() - started
             database = (store / "results.sqlite").stat().st_size
             sizes = storage_bytes(store)

@@ -8,11 +8,11 @@ from pathlib import Path
 from crsbench import api
 
 
-def tiny_results(root: Path) -> Path:
-    """Run the tiny suite into `root`/out and return that folder."""
-    suite = root / "s.yaml"
+def tiny_suite(root: Path, refits: int = 0, name: str = "tiny") -> Path:
+    """Write the tiny suite (with `refits` refits at 100 % labels when given) to `root` and return its path."""
+    suite = root / f"{name}.yaml"
     suite.write_text(textwrap.dedent(f"""
-        name: tiny
+        name: {name}
         output: {root / 'out'}
         cache: {root / 'cache'}
         encoders: [raw-pixels, colour-texture]
@@ -22,6 +22,11 @@ def tiny_results(root: Path) -> Path:
         seeds: [0, 1, 2]
         fractions: [0.5, 1.0]
         perturbations: {{select: [jpeg], severities: [3]}}
-    """))
-    api.run(suite)
+    """) + (f"refits: {refits}\n" if refits else ""))
+    return suite
+
+
+def tiny_results(root: Path) -> Path:
+    """Run the tiny suite into `root`/out and return that folder."""
+    api.run(tiny_suite(root))
     return root / "out"

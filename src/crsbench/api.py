@@ -338,7 +338,7 @@ class ScoringInputs:
             raise ValueError("these inputs hold no per-case predictions: read them with resample='cases'")
         return dataclasses.replace(self, config=config, key=scoring_inputs_key(
             self.records.frame, self.predictions if config.resample == "cases" else None, self.reference,
-            self.baselines, self.class_names, config))
+            self.baselines, self.class_names, config, self.records.refits))
 
 
 def scoring_inputs(
@@ -365,7 +365,7 @@ def scoring_inputs(
     stored = load_predictions(results) if config.resample == "cases" else None
     names = {**suite_class_names(results, suite_hash), **(class_names or {})}
     reference = reference or suite_reference(results, suite_hash)
-    key = scoring_inputs_key(view.frame, stored, reference, baselines, names, config)
+    key = scoring_inputs_key(view.frame, stored, reference, baselines, names, config, view.refits)
     return ScoringInputs(Path(results), view, stored, reference, tuple(baselines), names, config, key)
 
 
@@ -392,11 +392,11 @@ def score(results: str | Path, reference: str | None = None, config: CRSConfig |
 SCORING_MODULE = "crsbench.scoring.score"  # a stored score is reused only while its source is unchanged
 
 
-def scoring_inputs_key(frame, stored, reference, baselines, class_names, config: CRSConfig) -> str:
-    """SHA-256 of everything a score of these results depends on: the records as scored (the view), the
-    stored predictions' index (its digests address the files' contents) and test sets, the reference,
-    floor baselines, class names, every CRS setting, the package version, and the source of the scoring
-    code (scoring.score and every package module it imports, directly or not: core.source_digest)."""
+def scoring_inputs_key(frame, stored, reference, baselines, class_names, config: CRSConfig, refits=None) -> str:
+    """SHA-256 of everything a score of these results depends on: the records as scored (the view) and their
+    refits, the stored predictions' index (its digests address the files' contents) and test sets, the
+    reference, floor baselines, class names, every CRS setting, the package version, and the source of the
+    scoring code (scoring.score and every package module it imports, directly or not: core.source_digest)."""
     import hashlib
     import json
 
@@ -406,6 +406,9 @@ def scoring_inputs_key(frame, stored, reference, baselines, class_names, config:
     digest = hashlib.sha256()
     ordered = frame.sort_values("record_key").reset_index(drop=True)
     digest.update(ordered.to_json(orient="split", date_format="iso", default_handler=str).encode())
+    if refits is not None and len(refits):  # refits added to a folder change the intervals: score again
+        digest.update(refits.sort_values(["record_key"]).reset_index(drop=True)
+                      .to_json(orient="split", date_format="iso", default_handler=str).encode())
     if stored is not None:
         digest.update(stored.index.sort_values("record_key").to_csv(index=False).encode())
         digest.update(stored.test_sets.to_csv(index=False).encode())

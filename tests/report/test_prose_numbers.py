@@ -22,13 +22,14 @@ from crsbench.scoring import axis_evidence
 from crsbench.crs.definition import CRSConfig
 from crsbench.report import evidence as report_evidence
 from crsbench.report import narrative
+from crsbench.scoring.refits import ADVISED_REFITS
 from crsbench.scoring.score import score_records
 from crsbench.selection import advice
 from crsbench.scoring.simulation import Design, EncoderTruth, simulate
 
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?%?")
 CONSTANTS = (0, 1, 0.5, 0.95, 0.90, advice.MAX_FACTOR, advice.SEPARATION_POWER, advice.SMALL_TEST_SET,
-             axis_evidence.MIN_CASES_PER_CLASS, axis_evidence.MIN_SHIFT_CASES)
+             axis_evidence.MIN_CASES_PER_CLASS, axis_evidence.MIN_SHIFT_CASES, ADVISED_REFITS)
 
 
 def _numbers_of(frame) -> list[float]:
@@ -63,7 +64,14 @@ def fields(report, evidence: advice.Evidence, worst) -> list[float]:
                     values += list(parts.to_numpy(dtype=float)) + [float(parts.sum())]
     for w in worst.values():
         values += [w.clean, w.perturbed, w.share_above_chance_lost]
+    values += _numbers_in(getattr(report, "gap_variance", {}))  # the leading gap's sources (summary.json)
     return values + [float(c) for c in CONSTANTS]
+
+
+def _numbers_in(value) -> list[float]:
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in _numbers_in(item)]
+    return [float(value)] if isinstance(value, (int, float)) and math.isfinite(float(value)) else []
 
 
 def unbacked(sentences: list[str], names: list[str], candidates: list[float]) -> list[str]:

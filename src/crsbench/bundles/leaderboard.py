@@ -25,6 +25,7 @@ from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
 from crsbench.bundles.repository import Refusal
 from crsbench.core.printable import printable
+from crsbench.report.claims import target_line
 from crsbench.report.components_view import DEFINITION_WORDS
 from crsbench.report.terminal import AXIS_HEADERS, json_ready
 
@@ -127,6 +128,7 @@ def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()
         "paired": not report.pair_intervals.empty,
         "axis_labels": {**{a: AXIS_HEADERS[a] for a in axes}, "crs": "CRS"},
         "reference": report.reference, "interval": report.interval_label or "no bootstrap",
+        "target": target_line(report),
         "n_boot": report.settings.n_boot,
         "departures": list(report.settings.departures),
         "refused": list(refused),

@@ -88,8 +88,26 @@ def _run_and_render(out: Output, suite, cache_dir: Optional[Path], wait_s: float
     out.result(report.run_summary_line(summary, elapsed))
 
 
+TARGET = typer.Option(
+    "training-samples", "--target",
+    help="What the intervals and the tier cover: training-samples (the CRS expected over training samples of the "
+         "run's size, where the records hold refits) or fitted-probes (these fitted probes only: test cases and seeds).")
+
+
+def _target(value: str) -> str:
+    if value not in ("training-samples", "fitted-probes"):
+        raise typer.BadParameter(f"--target must be training-samples or fitted-probes, got {value!r}")
+    return value
+
+
+def _narrower(target: str) -> dict[str, str]:
+    """The CRS setting --target adds: none for the default, so a suite's own block holds."""
+    return {"target": target} if target != "training-samples" else {}
+
+
 def _score(out: Output, results_dir: Path, reference: Optional[str], n_boot: int, out_dir: Optional[Path] = None,
-           suite_hash: Optional[str] = None, partial: bool = False, definition: Optional[CRSDefinition] = None):
+           suite_hash: Optional[str] = None, partial: bool = False, definition: Optional[CRSDefinition] = None,
+           target: str = "training-samples"):
     """The score report, the folder its files were written to, how long both took, and the inputs read
     for it (a report of the same results reads them from here)."""
     from crsbench import api
@@ -97,7 +115,7 @@ def _score(out: Output, results_dir: Path, reference: Optional[str], n_boot: int
     started = time.perf_counter()
     with out.progress().task(f"score ({n_boot} bootstrap draws)", total=None):  # a log hears of it
         inputs = api.scoring_inputs(results_dir, reference, n_boot=n_boot, suite_hash=suite_hash, partial=partial,
-                                    **definition_settings(definition))
+                                    **definition_settings(definition), **_narrower(target))
         scored = api.score_inputs(inputs)
         written = api.write_scores(scored, results_dir, out_dir)
     return scored, next(iter(written.values())).parent, time.perf_counter() - started, inputs
@@ -232,12 +250,14 @@ def score(
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for the score tables (default: RESULTS/scores)."),
     suite_hash: Optional[str] = SUITE_HASH,
     partial: bool = PARTIAL,
+    target: str = TARGET,
     as_json: bool = JSON,
     definition: Optional[CRSDefinition] = CRS_DEFINITION,
 ) -> None:
     """Score the encoders: four axes, skill, CRS, interval, leading tier, AUROC vs CRS rank, the components."""
     out = Output(as_json)
-    scored, folder, seconds, _ = _score(out, results_dir, reference, n_boot, out_dir, suite_hash, partial, definition)
+    scored, folder, seconds, _ = _score(out, results_dir, reference, n_boot, out_dir, suite_hash, partial, definition,
+                                        _target(target))
     _render_scores(out, scored, folder, seconds)
     if as_json:
         from crsbench.report.terminal import scores_data
@@ -256,10 +276,12 @@ def report_command(
     n_boot: Optional[int] = typer.Option(None, "--n-boot", min=0,
                                          help="Bootstrap draws (default: the suite's, else 10,000)."),
     definition: Optional[CRSDefinition] = CRS_DEFINITION,
+    target: str = TARGET,
 ) -> None:
     """Write report.html (self-contained), report.md and every figure as PNG and SVG. Reads the scores that
     `score` stored for the same records and settings instead of recomputing them."""
-    settings = {**({} if n_boot is None else {"n_boot": n_boot}), **definition_settings(definition)}
+    settings = {**({} if n_boot is None else {"n_boot": n_boot}), **definition_settings(definition),
+                **_narrower(_target(target))}
     written = _write_report(Output(), results_dir, out_dir, suite_hash=suite_hash, partial=partial, **settings)
     if open_report:
         import webbrowser

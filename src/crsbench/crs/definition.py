@@ -95,6 +95,10 @@ class CRSConfig(BaseModel):
     resample: Literal["cases", "seeds"] = Field(
         "cases", description="bootstrap: paired test-case clusters and seeds, or seeds only (ignores test-set uncertainty)"
     )
+    target: Literal["training-samples", "fitted-probes"] = Field(
+        "training-samples", description="what the intervals and the tier are about: the CRS expected over training "
+        "samples of the run's size (where the records hold refits), or these fitted probes only"
+    )
     bootstrap_engine: Literal["auto", "batched", "reference", "linearised"] = Field(
         "auto", description="how the case bootstrap computes each draw's AUROCs: exactly (batched, reference), by "
         "one matrix product (linearised), or exactly while that is cheap (auto)"

@@ -23,6 +23,7 @@ class FitUnit:
     seed: int
     fraction: float
     conditions: tuple[Condition, ...]
+    refit: int = 0  # k >= 1: the k-th refit at 100 % labels on a paired resample of the training split
 
 
 def full_label_conditions(suite: Suite, task: TaskSpec) -> tuple[Condition, ...]:
@@ -33,15 +34,24 @@ def full_label_conditions(suite: Suite, task: TaskSpec) -> tuple[Condition, ...]
 
 
 def plan(suite: Suite) -> list[FitUnit]:
-    """Clean test at every fraction; perturbed and shifted data only at full labels, as the protocol says."""
+    """Clean test at every fraction; perturbed and shifted data only at full labels, as the protocol says.
+    Then the suite's refits: per (encoder, task) and k = 1..refits, one probe at 100 % labels on the k-th
+    resample of the training split, scored on every 100 % condition (recorded under the first seed)."""
     full = {task.name: full_label_conditions(suite, task) for task in suite.tasks}
-    return [
+    grid = [
         FitUnit(encoder.label, task.name, seed, fraction, full[task.name] if fraction == 1.0 else (CLEAN,))
         for encoder in suite.encoders
         for task in suite.tasks
         for seed in suite.seeds
         for fraction in suite.fractions
     ]
+    refits = [
+        FitUnit(encoder.label, task.name, suite.seeds[0], 1.0, full[task.name], refit=k)
+        for encoder in suite.encoders
+        for task in suite.tasks
+        for k in range(1, suite.refits + 1)
+    ]
+    return grid + refits
 
 
 def record_key(
@@ -53,9 +63,12 @@ def record_key(
     fraction: float,
     condition: Condition,
     eval_fingerprint: str,
+    refit: int = 0,
 ) -> str:
-    """Everything that determines a record's numbers, and nothing else (not the suite's name or order)."""
+    """Everything that determines a record's numbers, and nothing else (not the suite's name or order).
+    A refit's index enters only when it is one, so the run's own records keep their keys."""
+    refit_part = (f"refit {refit}",) if refit else ()
     return sha256_of(
         encoder_fingerprint, task, dataset_fingerprint, probe_fingerprint, str(seed), repr(float(fraction)),
-        condition.kind, condition.name, str(condition.severity), eval_fingerprint,
+        condition.kind, condition.name, str(condition.severity), eval_fingerprint, *refit_part,
     )[:32]

@@ -49,3 +49,10 @@ def _multi_label_subset(labels: np.ndarray, order: np.ndarray, fraction: float) 
             if len(hits) and not np.any(labels[list(chosen), j] == value):
                 chosen.add(int(order[hits[0]]))
     return np.array(sorted(chosen), dtype=np.int64)
+
+
+def refit_resample(task: str, refit: int, n: int) -> np.ndarray:
+    """Sorted indices (with repeats) of the refit-th bootstrap resample of a training split of n examples:
+    decided by (task, refit) alone, so every encoder of the task refits on the very same resample."""
+    rng = np.random.default_rng(int(sha256_of("refit-resample", task, str(refit))[:16], 16))
+    return np.sort(rng.integers(0, n, n))

@@ -227,6 +227,9 @@ class ExecutorSpec(_Strict):
         return self
 
 
+MAX_REFITS = 64
+
+
 class Suite(_Strict):
     name: str
     output: str = "crsbench-results"
@@ -236,6 +239,10 @@ class Suite(_Strict):
     tasks: list[TaskSpec] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4], min_length=1)
     fractions: list[float] = Field(default_factory=lambda: list(DEFAULT_FRACTIONS), min_length=1)
+    # probes refit at 100 % labels on paired bootstrap resamples of the training split: what puts the spread
+    # over training samples inside the intervals (docs/bootstrap.md, "Training samples"); 0: none, the
+    # intervals then cover these fitted probes only
+    refits: int = Field(0, ge=0, le=MAX_REFITS)
     probe: ProbeSpec = ProbeSpec()
     perturbations: Optional[PerturbationsSpec] = None  # none: clean and shift conditions only
     batch_size: int = Field(32, gt=0)
@@ -297,6 +304,8 @@ class Suite(_Strict):
         """Hash of what is run: the score settings (`crs`, `baseline`) and where it runs (`executor`)
         change no record and are left out."""
         data = self.model_dump(mode="json", exclude={"crs", "executor"})
+        if not data["refits"]:
+            del data["refits"]  # a suite without refits keeps the hash it had before they existed
         for encoder in data["encoders"]:
             encoder.pop("baseline", None)
             encoder.pop("python_path", None)  # where the code lives on this machine, not what is run

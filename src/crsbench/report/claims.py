@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping
 
 from crsbench.scoring.axis_evidence import MIN_CASES_PER_CLASS, class_name
+from crsbench.scoring.refits import target_sentence
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score import ScoreReport
@@ -108,3 +109,13 @@ def tier_against_p_rank1(report: ScoreReport) -> list[str]:
             f"({float(inside.loc[low_in, 'p_rank1']):.0%}). P(#1) counts draws in which an encoder is first and "
             "moves with how many rivals share the lead; the tier asks whether its difference to the top is resolved "
             "(simultaneous bound). Read the tier as the verdict."]
+
+
+def target_line(report: ScoreReport) -> str:
+    """What the intervals and the tier are about, in one sentence: the line every output shows under its
+    score tables (a value scored before the sentence existed is read as one without refits)."""
+    sentence = getattr(report, "interval_target", "")
+    if sentence:
+        return sentence
+    label = getattr(report, "interval_label", None) or ""
+    return target_sentence("none" if not label else "seeds" if "seed" in label and "case" not in label else "cases")

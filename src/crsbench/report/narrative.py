@@ -63,6 +63,7 @@ def summary_sentences(report: ScoreReport, weakest: dict[str, str], worst: dict[
     else:
         sentences.append(f"{top}{role} has the highest CRS ({row['crs']:.2f}); no bootstrap was run, so there is no "
                          "leading tier and no interval.")
+    sentences.append(advice.target_line(report))
     sentences += advice.floor_sentences(report, "across tasks")
     thin = thin_axes(getattr(report, "axis_evidence", None))
     sentences += advice.thin_sentences(thin)

@@ -12,6 +12,7 @@ from crsbench.scoring.axes import AXES
 from crsbench.crs.definition import COMPONENTS
 from crsbench.report import evidence
 from crsbench.report.terminal import fmt
+from crsbench.report.claims import target_line
 
 from crsbench.report.terminal import AXIS_HEADERS  # noqa: E402  (one set of axis names for every output)
 
@@ -63,7 +64,8 @@ def score_tables(report: ScoreReport) -> list[Table]:
     level = report.settings.level
     headers = ["encoder", *(AXIS_HEADERS[a] for a in AXES), *(c.replace("_", " ") for c in COMPONENTS), "CRS", f"{level:.0%} interval", "P(#1)",
                "leading tier"]
-    caption = f"reference: {report.reference}; interval, P(#1), tier: {report.interval_label or 'no bootstrap'}"
+    caption = (f"reference: {report.reference}; interval, P(#1), tier: {report.interval_label or 'no bootstrap'}. "
+               + target_line(report))
     tables = []
     for task in report.settings.tasks:
         frame = report.scores_by_task[report.scores_by_task["task"] == task].set_index("encoder")

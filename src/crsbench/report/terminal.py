@@ -16,6 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from crsbench.scoring.axes import AXES
+from crsbench.report.claims import target_line
+from crsbench.scoring.refits import fitted_probes_summary
 from crsbench.crs.definition import COMPONENTS
 from crsbench.core.printable import printable
 from crsbench.results.records import clean_full_label
@@ -211,6 +213,11 @@ def _score_caption(report: ScoreReport, frame: pd.DataFrame, beside: tuple[str, 
     return "; ".join(caption)
 
 
+def _with_target(report: ScoreReport, caption: str) -> Text:
+    """A score table's caption, closed by the sentence saying what its intervals and tier cover."""
+    return Text(f"{caption}. {target_line(report)}")
+
+
 def _stacked(header: str) -> str:
     """A header a word or two a line (`AUROC\npert/shift`): a column as wide as its widest value or word."""
     return "\n".join(textwrap.wrap(header, max(6, *(len(w) for w in header.split())))) or header
@@ -311,7 +318,7 @@ def _blocks(console, options, title: Text | None, columns: list[_Column], captio
 
 def _score_table(report: ScoreReport, title: str, frame: pd.DataFrame, beside: tuple[str, ...], ranks: bool) -> FittedTable:
     return FittedTable(Text(partial_prefix(report) + title), _score_columns(report, frame, beside, ranks),
-                       Text(_score_caption(report, frame, beside)))
+                       _with_target(report, _score_caption(report, frame, beside)))
 
 
 def _task_rows(report: ScoreReport):
@@ -334,12 +341,12 @@ def scores_table(report: ScoreReport) -> Table:
     """The cross-task summary, best CRS first; missing axes show '-' and are named in the caption."""
     table = _score_table(report, f"Across tasks: Clinical Reliability Score (reference: {report.reference})",
                          report.scores, ("ece",), ranks=True)
-    caption = [str(table.caption)]
+    caption = [_score_caption(report, report.scores, ("ece",))]
     caption.append(f"axes used: {', '.join(report.axes_used)}")
     caption += [f"{axis} missing: {reason}" for axis, reason in report.axes_missing.items()]
     caption += [f"{axis} covers {n} task(s) only" for axis, n in (getattr(report, "axes_partial", {}) or {}).items()]
     caption.append("tier *: not resolved from the top encoder by the paired bootstrap")
-    table.caption = Text("; ".join(caption))
+    table.caption = _with_target(report, "; ".join(caption))
     return table
 
 
@@ -459,7 +466,8 @@ def scores_data(report: ScoreReport) -> dict:
         "schema": SCORES_SCHEMA,
         "reference": report.reference,
         "partial_view": bool(partial_prefix(report)),
-        "interval": {"level": report.settings.level, "label": report.interval_label},
+        "interval": {"level": report.settings.level, "label": report.interval_label, "target": target_line(report),
+                     "fitted_probes": fitted_probes_summary(getattr(report, "fitted_probes", None))},
         "axes_used": list(report.axes_used),
         "axes_missing": dict(report.axes_missing),
         "axes_partial": dict(getattr(report, "axes_partial", {}) or {}),

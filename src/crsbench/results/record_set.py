@@ -24,13 +24,17 @@ from crsbench.results.coverage import GridStatus, check_grid
 class Records:
     frame: pd.DataFrame  # validated: never mutated in place (pandas copies on write)
     grid: GridStatus | None = None  # how the records cover the suite's grid, once a view was taken
+    # refit records (refit >= 1; docs/bootstrap.md, "Training samples"), apart from the grid; empty when none
+    refits: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
     @classmethod
     def of(cls, records: "Records | pd.DataFrame") -> "Records":
         if isinstance(records, Records) and len(records.frame):
             return records
         # an empty view is checked again, so scoring it is the schema's one-line refusal
-        return cls(schema.normalise_keys(records.frame if isinstance(records, Records) else records))
+        frame = records.frame if isinstance(records, Records) else records
+        refits = records.refits if isinstance(records, Records) else schema.normalise_refits(frame)
+        return cls(schema.normalise_keys(frame), refits=refits)
 
     @classmethod
     def load(cls, results: str | Path, suite_hash: str | None = None, partial: bool = False) -> "Records":
@@ -48,12 +52,13 @@ class Records:
         if frame.empty:
             return cls(frame, GridStatus(None, 0, ()))
         frame, superseded = schema.newest_encoder_versions(frame)
+        refits = schema.normalise_refits(frame)
         frame, status = check_grid(schema.normalise_keys(frame), runs, suite_hash, partial)
-        return cls(frame, dataclasses.replace(status, superseded=superseded))
+        return cls(frame, dataclasses.replace(status, superseded=superseded), refits_for(refits, frame))
 
     def where(self, mask: pd.Series) -> "Records":
         """The records where `mask` holds (still valid: a subset of one grid is one grid)."""
-        return dataclasses.replace(self, frame=self.frame[mask])
+        return dataclasses.replace(self, frame=self.frame[mask], refits=refits_for(self.refits, self.frame[mask]))
 
     def seed_means(self) -> pd.DataFrame:
         """Mean, std and n over seeds for each evaluation (`records.aggregate_seeds`)."""
@@ -78,3 +83,10 @@ class Records:
 def validated(records: "Records | pd.DataFrame") -> pd.DataFrame:
     """The validated frame of `records`: checked now if it is a plain DataFrame, as is if a Records value."""
     return Records.of(records).frame
+
+
+def refits_for(refits: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """The refit records of the encoders and tasks `frame` holds."""
+    if refits.empty or frame.empty:
+        return refits.iloc[0:0] if len(refits) else refits
+    return refits[refits["encoder"].isin(frame["encoder"].unique()) & refits["task"].isin(frame["task"].unique())]

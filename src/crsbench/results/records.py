@@ -68,6 +68,12 @@ class RunRecord(BaseModel):
         "`clean`, a perturbation name (`gaussian_noise`), or `shift:<dataset>`", role="key", scored=True
     )
     severity: int = _column("0 for clean and shift, 1-5 for perturbations", role="key", scored=True)
+    refit: Optional[int] = Field(
+        0,
+        description="0: the run's own probe; k >= 1: the k-th refit at 100 % labels on a bootstrap resample of"
+        " the training split, the same resample for every encoder (null: written before refits existed, read as 0)",
+        json_schema_extra={"unit": "", "role": "refit", "scored": False},
+    )
     auroc: Optional[float] = _column("macro AUROC over the classes / labels it is defined for", role="metric", scored=True)
     auroc_per_class: Optional[list[Optional[float]]] = _column("per-class AUROC, null where undefined", role="detail")
     balanced_accuracy: Optional[float] = _column("mean per-class recall", role="metric")
@@ -317,15 +323,43 @@ def _same_fingerprints(records: pd.DataFrame, hashes: list[str]) -> None:
 # --------------------------------------------------------------------------- seed aggregation
 
 
+def is_refit(records: pd.DataFrame) -> pd.Series:
+    """Rows that are refits (refit >= 1): the training-sample dimension, kept apart from the grid."""
+    if "refit" not in records.columns:
+        return pd.Series(False, index=records.index)
+    return pd.to_numeric(records["refit"], errors="coerce").fillna(0) > 0
+
+
 def normalise_keys(records: pd.DataFrame) -> pd.DataFrame:
-    """Check the columns scoring needs and coerce their types; then `one_grid`."""
+    """Check the columns scoring needs and coerce their types; then `one_grid`. Refit records (refit >= 1)
+    are left out: they are not cells of the grid (`normalise_refits` reads them)."""
     if not isinstance(records, pd.DataFrame):
         raise TypeError(f"records must be a pandas DataFrame, got {type(records).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in records.columns]
     if missing:
         raise RecordsError(f"records lack required column(s) {missing} (see docs/records.md)")
+    records = records[~is_refit(records)]
     if records.empty:
         raise RecordsError("records table is empty: nothing to score")
+    out = _coerced(records)
+    one_grid(out)
+    return out
+
+
+def normalise_refits(records: pd.DataFrame) -> pd.DataFrame:
+    """The refit records (refit >= 1) of `records`, their keys coerced as `normalise_keys` does; empty when none."""
+    rows = records[is_refit(records)] if isinstance(records, pd.DataFrame) else pd.DataFrame()
+    if rows.empty:
+        return pd.DataFrame()
+    out = _coerced(rows)
+    out["refit"] = pd.to_numeric(out["refit"]).astype(np.int64)
+    key = [c for c in (*EVALUATION_KEY, "refit") if c in out.columns]
+    if out.duplicated(key).any():
+        raise RecordsError("refit records share an evaluation key and refit index; filter the records to one suite first")
+    return out
+
+
+def _coerced(records: pd.DataFrame) -> pd.DataFrame:
     out = upgrade_records(records)
     for column in ("encoder", "task", "condition_kind", "condition"):
         out[column] = out[column].astype(str)
@@ -339,7 +373,6 @@ def normalise_keys(records: pd.DataFrame) -> pd.DataFrame:
     unknown = sorted(set(out["condition_kind"]) - set(CONDITION_KINDS))
     if unknown:
         raise RecordsError(f"unknown condition_kind value(s) {unknown}; expected clean, perturbation or shift")
-    one_grid(out)
     return out
 
 

@@ -16,7 +16,7 @@ from crsbench.metrics import classification as metrics
 from crsbench.plan.conditions import Condition
 from crsbench.plan.fit_units import FitUnit
 from crsbench.probe.linear import FittedProbe, ProbeConfig, fit_probe
-from crsbench.plan.subsets import fraction_subset
+from crsbench.plan.subsets import fraction_subset, refit_resample
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,10 @@ def fit_unit(unit: FitUnit, data: TrainingData, config: ProbeConfig, fitted: dic
     `fitted` memoises probes by training subset: at 100% labels every seed draws the whole training
     split, so the five seeds share one fit (the probe is a deterministic function of its subset).
     """
-    subset = fraction_subset(data.task_type, data.y_train, unit.task, unit.seed, unit.fraction)
+    if unit.refit:
+        subset = refit_resample(unit.task, unit.refit, len(data.y_train))
+    else:
+        subset = fraction_subset(data.task_type, data.y_train, unit.task, unit.seed, unit.fraction)
     y_fit = data.y_train[subset]
     started = time.perf_counter()
     memo_key = subset.tobytes()

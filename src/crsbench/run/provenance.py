@@ -99,6 +99,7 @@ def assemble_record(
         "task_type": dataset.meta.task_type,
         "seed": unit.seed,
         "fraction": unit.fraction,
+        "refit": unit.refit,
         "crsbench_version": __version__,
         "created_at": now(),
     })

@@ -25,7 +25,7 @@ def unit_keys(units: list[FitUnit], resolved: Resolved, probe_fingerprint: str) 
         material = shift_material(resolved, unit.task) if any(c.on_shift_data for c in unit.conditions) else ""
         keys[unit] = {
             c: record_key(encoder.fingerprint, unit.task, dataset.fingerprint(), probe_fingerprint, unit.seed,
-                          unit.fraction, c, c.record_material(material))
+                          unit.fraction, c, c.record_material(material), unit.refit)
             for c in unit.conditions
         }
     return keys

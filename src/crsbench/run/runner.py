@@ -97,6 +97,8 @@ class SuiteRun:
 
             def commit(unit: FitUnit, condition: Condition, evaluation: Evaluation, cases: CaseSet) -> bool:
                 record = assemble_record(unit, condition, evaluation.numbers, keys[unit][condition], run, resolved)
+                if unit.refit:  # the training-sample spread reads a refit's metrics only: no prediction files
+                    return store.add(record)
                 # files first (atomic, idempotent), then the record and its index rows in one transaction
                 test_set, test_set_row = files.write_case_set(cases)
                 digest = files.write_probabilities(evaluation.probabilities)

@@ -27,6 +27,7 @@ from crsbench.crs import axis_math
 from crsbench.scoring.axes import AxisScores, training_prior
 from crsbench.scoring.bootstrap_batched import draw_aurocs
 from crsbench.scoring.bootstrap_linear import draw_aurocs_linear
+from crsbench.scoring.refits import RefitSpread, refit_axes, refit_rng, refit_terms, spread_from_axes, whole_curve
 from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
@@ -35,6 +36,8 @@ from crsbench.scoring.statistics import OVERALL, BootstrapResult, competition_ra
 from crsbench.metrics.weighted import WeightedMetrics, case_major
 
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
+REFIT_LABEL = ("paired case, seed and training-sample bootstrap (test-set clusters and seeds resampled, "
+               "{k} paired refits per task at 100 % labels)")
 INTERVAL_METHOD = "percentile"
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
 SHIFT_PREFIX = "shift:"  # precomputed AUROCs on the shift set, apart from the same hash on the test set
@@ -323,10 +326,20 @@ class CaseBootstrap:
     exact_work: float = 0.0  # column-case-draws of the exact AUROC draws, what auto compared with EXACT_LIMIT
     smallest_set: int = 0  # cases of the smallest test or shift set the AUROC draws read
     axis_draws: np.ndarray | None = None  # (B, E, A) cross-task axis values per draw (no point): the components'
+    # the narrower intervals of these fitted probes (test cases and seeds only), per scope; the same as
+    # `results` when no refits were stored
+    fitted_probes: dict[str, BootstrapResult] = field(default_factory=dict)
+    refits: dict[str, int] = field(default_factory=dict)  # task -> refits drawn; empty: training samples not included
+    refit_notes: tuple[str, ...] = ()
 
     @property
     def overall(self) -> BootstrapResult:
         return self.results[OVERALL]
+
+    @property
+    def training_samples(self) -> bool:
+        """Whether the intervals include the spread over training samples (every task had its refits)."""
+        return bool(self.refits) and len(self.refits) == len(self.results) - 1
 
 
 def case_bootstrap(
@@ -386,23 +399,54 @@ def case_bootstrap(
             values[part] = np.einsum("bs,besa->bea", c, cube) / c.sum(axis=1)[:, None, None]
         per_task[plan.task] = values
 
+    spread = training_spread(records, axis_scores)
+    inclusive = spread.present and config.target == "training-samples"
+    # the pairs are of the intervals shown, so the fitted probes' own summary needs none when refits are drawn
+    fitted, rows, pairs, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds,
+                                              with_pairs=not inclusive)
+    results = fitted
+    if inclusive:
+        refit_stream = refit_rng(config.seed)
+        per_task = {t: v + refit_terms(spread.deviations[t], n_draws, refit_stream) if t in spread.deviations else v
+                    for t, v in per_task.items()}
+        results, rows, pairs, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds)
+    auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
+        np.full((config.n_boot, n_enc), np.nan)
+    label = REFIT_LABEL.format(k="/".join(str(k) for k in sorted(set(spread.refits.values())))) if inclusive else CASE_LABEL
+    return CaseBootstrap(results, auroc, pd.DataFrame(rows), pd.DataFrame(pairs), label=label, engine=engine,
+                         exact_work=work, smallest_set=smallest, axis_draws=overall[1:], fitted_probes=fitted,
+                         refits=dict(spread.refits) if inclusive else {}, refit_notes=spread.notes)
+
+
+def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores, encoders: list[str],
+               ref: int, config: CRSConfig, n_seeds: int, with_pairs: bool = True
+               ) -> tuple[dict[str, BootstrapResult], list[dict], list[dict], np.ndarray]:
+    """Per scope the CRS summaries, the axis interval rows, the paired rows of every ordered pair (when
+    with_pairs), and the cross-task axis draws (B, E, A)."""
     results, rows, pairs = {}, [], []
     for plan in plans:
         draws = crs_batch(per_task[plan.task], ref, config, plan.axes).crs
         results[plan.task] = summarise(encoders, draws, reference=ref, level=config.level, n_seeds=n_seeds)
         rows += _axis_rows(plan.task, encoders, plan.axes, per_task[plan.task], config.level, ref)
-        pairs += pair_rows(plan.task, encoders, [*plan.axes, "crs"], np.concatenate(
-            [per_task[plan.task], draws[:, :, None]], axis=-1), config.level)
+        if with_pairs:
+            pairs += pair_rows(plan.task, encoders, [*plan.axes, "crs"], np.concatenate(
+                [per_task[plan.task], draws[:, :, None]], axis=-1), config.level)
     overall = _cross_task(per_task, plans, axis_scores)
     overall_crs = crs_batch(overall, ref, config, axis_scores.axes).crs
     results[OVERALL] = summarise(encoders, overall_crs, reference=ref, level=config.level, n_seeds=n_seeds)
     rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)
-    pairs += pair_rows(OVERALL, encoders, [*axis_scores.axes, "crs"],
-                       np.concatenate([overall, overall_crs[:, :, None]], axis=-1), config.level)
-    auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
-        np.full((config.n_boot, n_enc), np.nan)
-    return CaseBootstrap(results, auroc, pd.DataFrame(rows), pd.DataFrame(pairs), engine=engine, exact_work=work,
-                         smallest_set=smallest, axis_draws=overall[1:])
+    if with_pairs:
+        pairs += pair_rows(OVERALL, encoders, [*axis_scores.axes, "crs"],
+                           np.concatenate([overall, overall_crs[:, :, None]], axis=-1), config.level)
+    return results, rows, pairs, overall
+
+
+def training_spread(records: Records, axis_scores: AxisScores) -> RefitSpread:
+    """Per task, the refits' point axes with the label-efficiency curve moved by the refit (whole_curve), and
+    their deviations from the refits' mean (scoring/refits.py)."""
+    by_task, notes = refit_axes(records, axis_scores)
+    names = {task: axis_scores.task_values(t)[1] for t, task in enumerate(axis_scores.tasks)}
+    return spread_from_axes({task: whole_curve(a, names[task]) for task, a in by_task.items()}, notes)
 
 
 def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str],

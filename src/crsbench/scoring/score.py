@@ -22,10 +22,12 @@ import pandas as pd
 from crsbench.scoring.axis_evidence import axis_evidence, class_table
 from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
 from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
-from crsbench.results.record_set import Records
+from crsbench.results.record_set import Records, refits_for
 from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
 from crsbench.scoring.component_tables import (ComponentTables, agreement_by_definition, component_tables,
                                                components_summary)
+from crsbench.scoring.gap_variance import leading_gap_variance
+from crsbench.scoring.refits import fitted_probe_table, fitted_probes_summary, target_sentence
 from crsbench.errors import DataError
 from crsbench.results.coverage import CELL, check_grid, stored_cells
 from crsbench.results.predictions import Predictions
@@ -108,6 +110,13 @@ class ScoreReport:
     leading_tier_by_task: dict[str, tuple[str, ...]] = field(default_factory=dict)
     baselines: tuple[str, ...] = ()
     interval_label: str | None = None
+    # what the intervals and the tier are about, one sentence (refits.target_sentence); every output shows it
+    interval_target: str = ""
+    # these fitted probes' narrower summaries (test cases and seeds only), per scope: crs, ci_low, ci_high,
+    # p_rank1, in_leading_tier; empty when the intervals already are these
+    fitted_probes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the leading gap's variance by source and the effect of doubling each (gap_variance); {} without a case bootstrap
+    gap_variance: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     settings: ScoreSettings | None = None
     axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
@@ -162,6 +171,9 @@ class ScoreReport:
             "axes_partial": dict(self.axes_partial),
             "baselines": list(self.baselines),
             "interval": self.interval_label,
+            "interval_target": self.interval_target,
+            "fitted_probes": fitted_probes_summary(getattr(self, "fitted_probes", None)),
+            "leading_gap_variance": dict(getattr(self, "gap_variance", {}) or {}),
             "leading_tier": list(self.leading_tier),
             "leading_tier_by_task": {t: list(v) for t, v in self.leading_tier_by_task.items()},
             "top": self.scores.index[0] if len(self.scores) else None,
@@ -385,7 +397,7 @@ def bootstrap_stage(
     if config.resample == "cases" and predictions is not None:
         boot = case_bootstrap(records, predictions, axis_scores, reference, config)
         notes = [f"intervals and tiers: {boot.label}, {config.n_boot} draws, {boot.method} intervals; "
-                 "leading tier simultaneous over the differences to the top (max statistic)"]
+                 "leading tier simultaneous over the differences to the top (max statistic)", *boot.refit_notes]
         if boot.engine == "linearised":
             # the error bound measured against the exact draws: rms <= 3/sqrt(n) of the spread (docs/bootstrap.md)
             share = min(1.0, 3.0 / max(boot.smallest_set, 1) ** 0.5)
@@ -535,8 +547,9 @@ def score_records(
         notes.extend(stage_notes)
         return result
 
-    kept, predictions = keep(grid_stage(Records.of(records).frame, predictions, incomplete))
-    records = Records(kept)  # validated once, above; a subset of valid records stays valid
+    given = Records.of(records)
+    kept, predictions = keep(grid_stage(given.frame, predictions, incomplete))
+    records = Records(kept, refits=refits_for(given.refits, kept))  # validated once, above; a subset stays valid
     axis_scores = keep(axes_stage(records, config, predictions))
     reference = keep(reference_stage(list(axis_scores.encoders), reference))
     baselines = keep(baseline_stage(list(axis_scores.encoders), baselines))
@@ -593,6 +606,10 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         leading_tier_by_task={t: boot.results[t].leading_tier for t in axis_scores.tasks} if boot else {},
         baselines=tuple(baselines),
         interval_label=boot.label if boot else None,
+        interval_target=target_sentence("none" if boot is None else "cases" if isinstance(boot, CaseBootstrap) else "seeds",
+                                        getattr(boot, "refits", {}), config.target),
+        fitted_probes=fitted_probe_table(boot),
+        gap_variance=leading_gap_variance(boot, axis_scores, reference, config) if isinstance(boot, CaseBootstrap) else {},
         notes=tuple(notes),
         settings=settings_of(config, reference, axis_scores, baselines),
         axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),

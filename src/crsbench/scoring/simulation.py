@@ -81,8 +81,12 @@ class Design:
     tasks: tuple[str, ...] = ("sim",)
     multi_label_tasks: tuple[str, ...] = ()  # tasks scored per label (n_classes labels)
     task_classes: tuple[int, ...] = ()  # classes (or labels) per task; n_classes where not given
+    task_cases: tuple[int, ...] = ()  # test cases per task; n_cases where not given
     class_priors: tuple[float, ...] = ()  # single-label priors when n_classes > 2; equal priors where not given
     test_priors: tuple[float, ...] = ()  # single-label class shares of the test set where they differ from the priors
+
+    def cases(self, task: str) -> int:
+        return self.task_cases[self.tasks.index(task)] if self.task_cases else self.n_cases
 
     def classes(self, task: str) -> int:
         return self.task_classes[self.tasks.index(task)] if self.task_classes else self.n_classes
@@ -124,15 +128,16 @@ def _probabilities(z: np.ndarray, separation: float, slope: float, design: Desig
     return p / p.sum(axis=1, keepdims=True)
 
 
-def _record_key(task: str, encoder: str, seed: int, fraction: float, condition: str, severity: int) -> str:
-    return hashlib.sha256(f"{task}|{encoder}|{seed}|{fraction}|{condition}|{severity}".encode()).hexdigest()[:32]
+def _record_key(task: str, encoder: str, seed: int, fraction: float, condition: str, severity: int, refit: int = 0) -> str:
+    refit_part = f"|refit {refit}" if refit else ""
+    return hashlib.sha256(f"{task}|{encoder}|{seed}|{fraction}|{condition}|{severity}{refit_part}".encode()).hexdigest()[:32]
 
 
 def _record(task: str, task_type: str, encoder: str, seed: int, fraction: float, kind: str, condition: str,
-            severity: int, y: np.ndarray, probs: np.ndarray, counts: dict) -> tuple[dict, dict, str]:
+            severity: int, y: np.ndarray, probs: np.ndarray, counts: dict, refit: int = 0) -> tuple[dict, dict, str]:
     """One record (the metrics of one prediction vector), its prediction index row and its hash."""
     digest = probability_hash(probs)
-    key = _record_key(task, encoder, seed, fraction, condition, severity)
+    key = _record_key(task, encoder, seed, fraction, condition, severity, refit)
     proba = probs.astype(np.float64)
     if task_type != "multi_label":
         proba /= proba.sum(axis=1, keepdims=True)
@@ -142,20 +147,27 @@ def _record(task: str, task_type: str, encoder: str, seed: int, fraction: float,
         "severity": severity, "auroc": metrics.auroc_macro(task_type, y, proba),
         "ece": metrics.ece(task_type, y, proba), "brier": metrics.brier(task_type, y, proba),
         "nll": metrics.nll(task_type, y, proba), "suite_hash": "simulated",
-        "schema_version": RECORD_SCHEMA_VERSION, **counts,
+        "schema_version": RECORD_SCHEMA_VERSION, "refit": refit, **counts,
     }
     index = {"record_key": key, "probs": digest, "encoder": encoder, "task": task, "seed": seed,
              "fraction": fraction, "condition_kind": kind, "condition": condition, "severity": severity}
     return row, index, digest
 
 
-def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Predictions]:
-    """Records (the metrics of each prediction vector) and the per-case predictions of one cohort."""
+def simulate(design: Design, rng: np.random.Generator, refits: int = 0,
+             refit_sd: Mapping[str, float] | None = None) -> tuple[pd.DataFrame, Predictions]:
+    """Records (the metrics of each prediction vector) and the per-case predictions of one cohort.
+
+    refits: also K refit records per encoder (refit 1..K, the first seed, 100 % labels, clean and
+    perturbed), each a probe refit on a resample of this run's training sample: the separation at 100 %
+    times 1 + sd * N(0, 1), with sd `refit_sd[encoder]` (default the encoder's own refit_sd; a realised
+    design has none left, so the caller passes the spread it was realised with). Same cases, same noise.
+    Drawn after everything else, so the rest of the cohort is the same with or without them."""
     rows, index, cases_by_id, probs_by_hash = [], [], {}, {}
-    n = design.n_cases
-    n_clusters = -(-n // design.cluster_size)
-    cluster = np.repeat(np.arange(n_clusters), design.cluster_size)[:n]
     for task in design.tasks:
+        n = design.cases(task)
+        n_clusters = -(-n // design.cluster_size)
+        cluster = np.repeat(np.arange(n_clusters), design.cluster_size)[:n]
         k = design.classes(task)
         multi = task in design.multi_label_tasks
         if multi:
@@ -174,7 +186,7 @@ def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Pr
         prevalence = np.full(k, design.prevalence) if multi else design.priors(k)
         counts = {"n_train": n_train, "positives_train": json.dumps([int(round(n_train * q)) for q in prevalence]),
                   "n_eval": n, "positives_eval": json.dumps([int(v) for v in np.nansum(positive, axis=0)])}
-        drawn = {}
+        drawn, refit_vectors = {}, []
         for truth in design.encoders:
             if truth.twin_of:  # the same encoder with other parameters: same cases, same noise, same seeds
                 noise, seed_effect = drawn[truth.twin_of]
@@ -183,7 +195,7 @@ def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Pr
                 seed_effect = {(s, f): rng.normal() for s in design.seeds for f in design.fractions}
             drawn[truth.name] = noise, seed_effect
 
-            def vector(separation: float, belief: float) -> np.ndarray:
+            def vector(separation: float, belief: float, truth: EncoderTruth = truth, noise: np.ndarray = noise) -> np.ndarray:
                 shift = separation * np.asarray(truth.class_profile) if truth.class_profile else separation
                 p = _probabilities(positive * shift + difficulty + noise, belief, truth.slope, design, multi,
                                    truth.class_profile)
@@ -202,6 +214,22 @@ def simulate(design: Design, rng: np.random.Generator) -> tuple[pd.DataFrame, Pr
                     probs = vector(separation, belief)
                     row, where, digest = _record(task, task_type, truth.name, seed, fraction, kind, condition,
                                                  severity, y, probs, counts)
+                    probs_by_hash[digest] = probs
+                    rows.append(row)
+                    index.append({**where, "test_set": test_set})
+            refit_vectors.append((truth, vector))
+        for truth, vector in refit_vectors if refits else ():
+            sd = (refit_sd or {}).get(truth.name, truth.refit_sd)
+            effects = rng.normal(size=refits)
+            for k in range(1, refits + 1):
+                fitted = truth.separation * (1 + sd * effects[k - 1])
+                for fraction, kind, condition, severity in grid:
+                    if fraction != 1.0:
+                        continue
+                    separation = fitted * (1 - truth.fragility * severity / 5) if kind == "perturbation" else fitted
+                    probs = vector(separation, fitted)
+                    row, where, digest = _record(task, task_type, truth.name, design.seeds[0], 1.0, kind, condition,
+                                                 severity, y, probs, counts, refit=k)
                     probs_by_hash[digest] = probs
                     rows.append(row)
                     index.append({**where, "test_set": test_set})

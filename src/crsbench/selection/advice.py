@@ -24,8 +24,9 @@ import pandas as pd
 from scipy.stats import norm
 
 from crsbench.scoring.axis_evidence import thin_axes
+from crsbench.scoring.gap_variance import gap_sentence
 from crsbench.report.claims import (  # noqa: F401 (the advice's sentences, shared with the report)
-    AXIS_WORDS, floor_encoders, floor_sentences, small_class_sentences, thin_sentences, tier_against_p_rank1)
+    AXIS_WORDS, floor_encoders, floor_sentences, small_class_sentences, target_line, thin_sentences, tier_against_p_rank1)
 
 if TYPE_CHECKING:  # annotations only: the advice reads the scored value
     from crsbench.scoring.score import ScoreReport
@@ -194,6 +195,8 @@ def recommendation(report: ScoreReport, evidence: Evidence) -> list[str]:
     sentences += small_class_sentences(report, evidence.class_names)
     sentences += _higher_auroc(top, scores, scaled, axes, meaning)
     sentences += tier_against_p_rank1(report)
+    sentences.append(target_line(report))
+    sentences.append(gap_sentence(getattr(report, "gap_variance", {}) or {}))
     if len(tier) > 1:
         sentences += _what_would_separate(top, tier, report, evidence)
     return [s for s in sentences if s]

@@ -4,7 +4,7 @@ What a run costs, per encoder:
 
     setup + t_img * (train + val + test + shift)                       clean embeddings, once
           + t_perturbed * test * perturbations * severities            perturbed test copies
-          + seeds * sum_f fit(f)                                       probes
+          + seeds * sum_f fit(f) + REFITS * fit(1)                     probes, and the refits at 100 %
     fit(f) = max(t_fixed + (t_fit - t_fixed) * f, FIT_FLOOR * t_fit)   a fit's cost ~ its training rows
 
 An embedding the cache already holds (`CachedEmbeddings`) costs no encoding: its images are left out of
@@ -23,6 +23,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
+
+from crsbench.scoring.refits import ADVISED_REFITS
 
 MIN_SEEDS = 3
 SEED_LEVELS = (5, 4, 3)
@@ -175,9 +177,12 @@ def encoding_seconds(protocol: Protocol, cost: EncoderCost, counts: ImageCounts,
     return cost.setup_seconds + cost.seconds_per_image * clean + cost.per_perturbed_image(perturb_seconds) * perturbed
 
 
+REFITS = ADVISED_REFITS  # probes refit at 100 % labels on paired training resamples: the training sample's spread
+
+
 def fitting_seconds(protocol: Protocol, cost: EncoderCost) -> float:
-    """Seconds of one encoder's probe fits: every seed at every fraction."""
-    return protocol.seeds * sum(cost.fit_at(f) for f in protocol.fractions)
+    """Seconds of one encoder's probe fits: every seed at every fraction, and the REFITS refits at 100 %."""
+    return protocol.seeds * sum(cost.fit_at(f) for f in protocol.fractions) + REFITS * cost.fit_at(1.0)
 
 
 def estimate_seconds(protocol: Protocol, costs: Mapping[str, EncoderCost], counts: ImageCounts,

@@ -7,7 +7,7 @@ from typing import Any, Optional, Sequence
 import yaml
 
 from crsbench.errors import DataError
-from crsbench.selection.budget import Protocol
+from crsbench.selection.budget import REFITS, Protocol
 
 SUITE_FILE = "suite.yaml"
 TASK_NAME = "cohort"
@@ -50,6 +50,7 @@ def compose_suite(name: str, encoders: Sequence[dict], dataset: dict, protocol: 
         "tasks": [task],
         "seeds": list(range(protocol.seeds)),
         "fractions": list(protocol.fractions),
+        "refits": REFITS,
         "probe": {"c_grid": list(c_grid)},
         "batch_size": SELECT_BATCH_SIZE,
         "crs": dict(crs) if crs else None,  # the score's settings: they change no record

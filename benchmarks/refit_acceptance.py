@@ -1,0 +1,90 @@
+"""Acceptance of the training-sample intervals by simulation (docs/bootstrap.md, "Training samples").
+
+Per cohort, R simulated benchmark runs: each realises every probe on a fresh training sample
+(`realise_refits`), draws a test set, the seeds' subsets and K paired refits, and scores them with the
+case-and-seed bootstrap. "before" reads the fitted probes' summaries (what a store without refits gets),
+"after" the training-sample ones, from the same runs and draws. Rates, each with its Monte Carlo s.e.:
+
+- coverage: the 95 % intervals cover each encoder's CRS expected over training samples (target 0.92-0.98);
+- fresh top in tier: run r + 1's point top lies in run r's tier (target >= 0.95);
+- tier holds best: the tier holds the encoder of highest expected CRS (target >= 0.90);
+- excludes losers: an encoder trailing the best by more than 4 sd of its paired difference over runs is out
+  of the tier (target >= 0.90 with 3 encoders, 0.80 with 15), beside the mean tier size;
+- planted change: the same cohort with every refit spread doubled: the intervals widen and still cover.
+
+Cohorts: the four calibrated to real runs (RetinaMNIST, PneumoniaMNIST, PH2 from the shared data, the
+demo's dermoscopy task; `--real`, through tests/simulation/test_real_profile_simulation.py, which embeds
+the images first) and a 15-encoder x 3-task cohort at published-like test sizes (`--scale` shrinks them).
+
+    python benchmarks/refit_acceptance.py --smoke
+    python benchmarks/refit_acceptance.py --repetitions 250 --real
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from crsbench.scoring.refit_simulation import Design, Runs, doubled, published_like, rates, simulate_runs, small_split
+
+def table(name: str, runs: Runs, planted: Runs | None) -> str:
+    before, after = rates(runs, "before"), rates(runs, "after")
+    lines = [f"\n{name}: {len(runs.tiers['after'])} runs, {len(runs.names)} encoders ({runs.seconds:.0f} s)",
+             f"{'':22s} {'before':>16s} {'after':>16s}"]
+    for key in before:
+        b, a = before[key], after[key]
+        lines.append(f"{key:22s} {b[0]:9.3f} ({b[1]:.3f}) {a[0]:9.3f} ({a[1]:.3f})")
+    if planted is not None:
+        p = rates(planted, "after")
+        lines.append(f"refit spread doubled: coverage {p['coverage'][0]:.3f} ({p['coverage'][1]:.3f}), mean width "
+                     f"{p['mean interval width'][0]:.2f} against {after['mean interval width'][0]:.2f}")
+    return "\n".join(lines)
+
+
+def real_designs(names: list[str]) -> dict[str, tuple[Design, str]]:
+    """The real-calibrated designs (embeds the images once; a cohort whose data is absent is left out)."""
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "simulation"))
+    import test_real_profile_simulation as real
+
+    out = {}
+    cache = Path(tempfile.mkdtemp(prefix="real-embeddings-"))
+    for name in names:
+        try:
+            out[name] = (real.real_cohort(name, cache).design, real.REFERENCE)
+        except BaseException as exc:  # pytest.skip when the shared data is absent
+            if type(exc).__name__ != "Skipped":
+                raise
+            print(f"{name}: left out ({exc})")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="10 runs, the small-split cohort and a 1/20 published-like one")
+    parser.add_argument("--repetitions", type=int, default=250)
+    parser.add_argument("--refits", type=int, default=4)
+    parser.add_argument("--scale", type=float, default=1.0, help="shrink the published-like test sets")
+    parser.add_argument("--real", action="store_true", help="also the four real-calibrated cohorts")
+    parser.add_argument("--planted", action="store_true", help="also the doubled refit spread")
+    parser.add_argument("--only", choices=("real", "small", "published"), default=None, help="one group of cohorts")
+    args = parser.parse_args()
+    repetitions, scale = (10, 0.05) if args.smoke else (args.repetitions, args.scale)
+    cohorts = {}
+    if args.only in (None, "small"):
+        cohorts["small split (3 encoders, 300 cases)"] = (small_split(), "a")
+    if args.only in (None, "published"):
+        cohorts[f"published-like (15 encoders x 3 tasks, scale {scale})"] = (published_like(scale), "e00")
+    if (args.real or args.only == "real") and not args.smoke:
+        cohorts = {**real_designs(["retinamnist", "pneumoniamnist", "ph2", "demo-derm"]), **cohorts}
+    for name, (design, reference) in cohorts.items():
+        runs = simulate_runs(design, reference, repetitions, args.refits)
+        planted = simulate_runs(doubled(design), reference, repetitions, args.refits) if args.planted or args.smoke else None
+        print(table(name, runs, planted), flush=True)
+
+
+if __name__ == "__main__":
+    main()

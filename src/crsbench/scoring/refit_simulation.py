@@ -1,0 +1,107 @@
+"""Simulated benchmark runs with refits: the acceptance rates of the training-sample intervals
+(benchmarks/refit_acceptance.py, tests/simulation/test_refit_acceptance.py; docs/bootstrap.md).
+
+Per cohort, R runs: each realises every probe on a fresh training sample (`realise_refits`), draws a test
+set, the seeds' subsets and K paired refits, and scores them with the case-and-seed bootstrap. "before"
+reads the fitted probes' summaries (what a store without refits gets), "after" the training-sample ones,
+from the same runs and draws.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from crsbench.crs.definition import CRSConfig
+from crsbench.scoring.axes import compute_axes
+from crsbench.scoring.case_bootstrap import case_bootstrap
+from crsbench.scoring.simulation import Design, EncoderTruth, population_crs, realise_refits, simulate
+
+CONFIG = CRSConfig(n_boot=200, n_weight_draws=0)
+LEVEL = 0.95
+
+
+def published_like(scale: float = 1.0) -> Design:
+    """15 encoders (two clearly behind), 3 binary tasks of about 5,000, 730 and 20,000 test cases."""
+    separations = np.linspace(1.55, 1.25, 13).tolist() + [0.6, 0.5]
+    encoders = tuple(EncoderTruth(f"e{i:02d}", s, slope=1.0 + 0.05 * (i % 4), hunger=0.25 + 0.02 * (i % 3),
+                                  fragility=0.2, refit_sd=0.04) for i, s in enumerate(separations))
+    sizes = tuple(max(60, int(round(n * scale))) for n in (5_000, 730, 20_000))
+    return Design(encoders, n_cases=sizes[0], tasks=("derm", "ophtho", "cxr"), task_cases=sizes,
+                  fractions=(0.1, 1.0), severities=(1, 3, 5))
+
+
+def small_split() -> Design:
+    """Three encoders on 300 test cases with a refit spread like the demo's."""
+    return Design((EncoderTruth("a", 1.5, refit_sd=0.12), EncoderTruth("b", 1.35, slope=1.3, refit_sd=0.12),
+                   EncoderTruth("c", 0.85, refit_sd=0.10)), n_cases=300, fractions=(0.1, 1.0))
+
+
+def doubled(design: Design) -> Design:
+    return replace(design, encoders=tuple(replace(t, refit_sd=2 * t.refit_sd) for t in design.encoders))
+
+
+@dataclass
+class Runs:
+    names: list[str]
+    reference: str
+    expected: np.ndarray  # (E,) CRS expected over training samples
+    points: np.ndarray  # (R, E)
+    intervals: dict[str, tuple[np.ndarray, np.ndarray]]  # before / after -> (low, high), each (R, E)
+    tiers: dict[str, list[np.ndarray]]  # before / after -> per run, a bool (E,)
+    seconds: float
+
+
+def simulate_runs(design: Design, reference: str, repetitions: int, refits: int, seed: int = 2026) -> Runs:
+    started = time.perf_counter()
+    names = [t.name for t in design.encoders]
+    expected = population_crs(design, reference, CONFIG, over_refits=True)[names].to_numpy()
+    rng = np.random.default_rng(seed)
+    spread = {t.name: t.refit_sd for t in design.encoders}
+    points, bounds, tiers = [], {"before": ([], []), "after": ([], [])}, {"before": [], "after": []}
+    axis_scores = None
+    for r in range(repetitions):
+        records, stored = simulate(realise_refits(design, rng), rng, refits=refits, refit_sd=spread)
+        axis_scores = axis_scores or compute_axes(records, delta=CONFIG.delta)
+        boot = case_bootstrap(records, stored, axis_scores, reference, CONFIG.model_copy(update={"seed": r}))
+        points.append(boot.overall.intervals.loc[names, "crs"].to_numpy())
+        for which, result in (("before", boot.fitted_probes["overall"]), ("after", boot.overall)):
+            bounds[which][0].append(result.intervals.loc[names, "ci_low"].to_numpy())
+            bounds[which][1].append(result.intervals.loc[names, "ci_high"].to_numpy())
+            tiers[which].append(result.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool))
+    return Runs(names, reference, expected, np.array(points),
+                {k: (np.array(lo), np.array(hi)) for k, (lo, hi) in bounds.items()}, tiers,
+                time.perf_counter() - started)
+
+
+def se(p: float, n: int) -> float:
+    return float(np.sqrt(max(p * (1 - p), 1e-4) / max(n, 1)))
+
+
+def rates(runs: Runs, which: str) -> dict[str, tuple[float, float]]:
+    """(rate, Monte Carlo s.e.) per acceptance item; s.e. at the target where the rate sits at a bound."""
+    others = [i for i, e in enumerate(runs.names) if e != runs.reference]
+    low, high = runs.intervals[which]
+    target = runs.expected[None, :]
+    covered = ((low <= target) & (target <= high))[:, others]
+    best = int(np.argmax(runs.expected))
+    tiers = runs.tiers[which]
+    r = len(tiers)
+    tops = runs.points.argmax(axis=1)
+    fresh = np.array([tiers[i][tops[i + 1]] for i in range(r - 1)])
+    holds = np.array([t[best] for t in tiers])
+    sd = (runs.points[:, [best]] - runs.points).std(axis=0, ddof=1)
+    losers = [i for i in range(len(runs.names)) if i != best and runs.expected[best] - runs.expected[i] > 4 * sd[i]]
+    excluded = np.array([[not t[i] for i in losers] for t in tiers]).ravel() if losers else np.array([])
+    width = (high - low)[:, others].mean()
+    return {
+        "coverage": (covered.mean(), se(LEVEL, covered.size)),
+        "fresh top in tier": (fresh.mean(), se(0.95, len(fresh))),
+        "tier holds best": (holds.mean(), se(0.90, r)),
+        "excludes losers": (excluded.mean() if len(excluded) else np.nan, se(0.9, len(excluded))),
+        "losers": (float(len(losers)), 0.0),
+        "mean tier size": (float(np.mean([t.sum() for t in tiers])), 0.0),
+        "mean interval width": (float(width), 0.0),
+    }

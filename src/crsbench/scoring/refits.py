@@ -1,0 +1,190 @@
+"""Training samples inside the bootstrap: the spread of a probe refit on another training sample.
+
+At 100 % labels every seed trains on the same rows, so the case-and-seed bootstrap sees one fit: the CRS
+it covers is that of these fitted probes. The target is the CRS expected over training samples of the
+run's size (docs/bootstrap.md, "Training samples"). A run stores K refits at 100 % labels, the k-th on
+the k-th bootstrap resample of the training split, the same resample for every encoder of a task
+(plan/refits.py). Here, per task and refit, the point axes with refit k's probes in place of the run's
+(clean, perturbed and shift predictions at 100 %; the seeds' label-fraction probes unchanged), and their
+deviations from the mean over the refits: (K, E, A). A resample refit lies around the run's fit as the
+run's fit lies around the refit expectation (the bootstrap principle), so each deviation has the full
+variance of one training sample; the mean of the K refits would have 1/K of it, and is not what a fresh
+run's point estimate does.
+
+Each bootstrap draw b adds sum_k g_bk dev_k * sqrt(1 / chi2_b) to the task's axes, g_bk ~ N(0, 1) and
+chi2_b ~ chi^2_{K-1}, shared by every encoder and axis of the task (paired: one training resample for
+every encoder), independent between tasks (each task has its own training split). Its covariance is the
+refits' sample covariance and its law the multivariate t with K - 1 degrees of freedom: the predictive law
+of a normal deviation whose covariance is estimated from K refits, so a small K widens the tails by what
+its estimate lacks instead of by a fixed factor. Draw 0, the point, adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from crsbench.scoring.axes import AxisScores
+
+MIN_REFITS = 2  # a spread needs two
+
+
+@dataclass(frozen=True)
+class RefitSpread:
+    """Per task, the axis deviations (K, E, A_task) of K complete refits from their mean; `notes` say what
+    was left out and why."""
+
+    deviations: dict[str, np.ndarray]
+    refits: dict[str, int]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def present(self) -> bool:
+        return bool(self.deviations)
+
+
+NO_REFITS = RefitSpread({}, {})
+
+
+def refit_axes(records, axis_scores: AxisScores) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Per task, the point axes (K, E, A_task) of its complete refits, and notes on what was left out.
+
+    Refit k's axes are the axes of the run's records with every 100 % record (clean, perturbed, shift)
+    replaced by refit k's record of the same encoder and condition, for every seed: read from the records'
+    own metrics (the point values at unit case weights), so the refits need no stored predictions. A refit
+    lacking a record some encoder's 100 % grid has is left out, named."""
+    from crsbench.scoring.axes import compute_axes
+
+    refits = records.refits
+    if refits is None or refits.empty:
+        return {}, []
+    frame = records.frame
+    full = frame[frame["fraction"] == 1.0]
+    rest = frame[frame["fraction"] != 1.0]
+    cell = ["encoder", "condition_kind", "condition", "severity"]
+    out, notes = {}, []
+    for t, task in enumerate(axis_scores.tasks):
+        wanted = full[full["task"] == task].drop_duplicates(cell)
+        wanted_cells = set(map(tuple, wanted[cell].to_numpy().tolist()))
+        mine = refits[refits["task"] == task]
+        values = []
+        for k, rows in mine.groupby("refit"):
+            rows = rows.drop_duplicates(cell)
+            have = set(map(tuple, rows[cell].to_numpy().tolist()))
+            if not wanted_cells <= have:
+                notes.append(f"{task}: refit {int(k)} lacks {len(wanted_cells - have)} of the 100 % records the run has; "
+                             "left out of the training-sample spread")
+                continue
+            rows = rows[[c in wanted_cells for c in map(tuple, rows[cell].to_numpy().tolist())]]
+            seeds = pd.concat([rows.assign(seed=s) for s in axis_scores.seeds], ignore_index=True)
+            swapped = pd.concat([rest[rest["task"] == task], seeds.drop(columns="refit")], ignore_index=True)
+            scores = compute_axes(swapped, delta=axis_scores.delta)
+            cube, axes = scores.task_values(0)
+            order = [list(scores.encoders).index(e) for e in axis_scores.encoders]
+            task_axes = axis_scores.task_values(t)[1]
+            values.append(cube[order].mean(axis=1)[:, [axes.index(a) for a in task_axes]])
+        if len(values) >= MIN_REFITS:
+            out[task] = np.stack(values)
+        elif values:
+            notes.append(f"{task}: {len(values)} complete refit, at least {MIN_REFITS} are needed for a "
+                         "training-sample spread; intervals of this task cover these fitted probes only")
+    return out, notes
+
+
+def whole_curve(axes: np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """(K, E, A) refit axes with the label-efficiency curve moved, at every fraction, by the refit's move of
+    the AUROC at 100 %. A fit on a subset of the training split shares the split's deviation: for an estimate
+    that averages over training examples, the covariance of the fits on a subset and on the whole split is the
+    whole split's variance, whatever the subset's size; what the subsets add beyond it differs between seeds,
+    which the seed draws carry. Label efficiency is a weighted mean of the curve (weights summing to 1), so
+    the curve's common move is its move."""
+    names = list(names)
+    if "label_efficiency" not in names or "discrimination" not in names:
+        return axes
+    out = axes.copy()
+    le, auroc = names.index("label_efficiency"), names.index("discrimination")
+    out[..., le] = axes[..., le].mean(axis=0) + axes[..., auroc] - axes[..., auroc].mean(axis=0)
+    return out
+
+
+def spread_from_axes(axes_by_refit: dict[str, np.ndarray], notes: Sequence[str] = ()) -> RefitSpread:
+    """Deviations from the mean over refits, per task: axes_by_refit[task] is (K, E, A)."""
+    deviations = {t: a - a.mean(axis=0, keepdims=True) for t, a in axes_by_refit.items() if len(a) >= MIN_REFITS}
+    return RefitSpread(deviations, {t: len(a) for t, a in deviations.items()}, tuple(notes))
+
+
+def refit_terms(deviations: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_draws, E, A): draw 0 zero, then sum_k g_bk dev_k / sqrt(chi2_b) (module docstring)."""
+    k = deviations.shape[0]
+    g = rng.standard_normal((n_draws, k))
+    chi2 = rng.chisquare(k - 1, n_draws)
+    g /= np.sqrt(chi2)[:, None]
+    g[0] = 0.0
+    return np.einsum("bk,kea->bea", g, deviations)
+
+
+def refit_rng(seed: int) -> np.random.Generator:
+    """The refit terms' own stream, so the case and seed counts are the same draws with or without refits."""
+    return np.random.default_rng([int(seed), 0x7E517])
+
+
+ADVISED_REFITS = 4  # what the shipped suites and `select` take: the t's tails cost little beyond it (docs/bootstrap.md)
+ADD_REFITS = (f"add `refits: {ADVISED_REFITS}` to the suite and run it again (`crsbench run SUITE` computes only the refit records), "
+              "then score")
+
+
+def target_sentence(kind: str, refits: dict[str, int] | None = None, asked: str = "training-samples") -> str:
+    """What the intervals and the tier are about, in one sentence, for a bootstrap of this `kind` ("cases",
+    "seeds" or "none") with these refits per task, and the target the scoring was asked for."""
+    if kind == "none":
+        return "No bootstrap ran: no interval or tier is shown."
+    if kind == "cases" and refits:
+        k = "/".join(str(v) for v in sorted(set(refits.values())))
+        return ("Intervals and the leading tier cover each encoder's CRS expected over training samples of the run's "
+                f"size, test cases and seeds ({k} paired refits per task); these fitted probes' narrower interval is "
+                "`fitted_probes` in summary.json (`--target fitted-probes`).")
+    what = "new test cases and seeds" if kind == "cases" else "seeds only (not test cases)"
+    if asked == "fitted-probes":
+        return (f"Intervals and the leading tier cover these fitted probes on {what}, as asked (`--target "
+                "fitted-probes`): training variability is not included.")
+    return (f"Intervals and the leading tier cover these fitted probes on {what}: training variability is not "
+            f"included; to include it, {ADD_REFITS}.")
+
+
+def fitted_probe_table(boot) -> pd.DataFrame:
+    """Per scope and encoder, these fitted probes' summaries where the intervals include training samples
+    (a CaseBootstrap with refits); empty otherwise (the intervals shown already are these probes')."""
+    if not getattr(boot, "refits", None):
+        return pd.DataFrame()
+    frames = []
+    for scope, result in boot.fitted_probes.items():
+        table = result.intervals[["crs", "ci_low", "ci_high", "p_rank1"]].copy()
+        table["in_leading_tier"] = result.tier["in_leading_tier"].to_numpy()
+        frames.append(table.reset_index().assign(scope=scope))
+    return pd.concat(frames, ignore_index=True)[["scope", "encoder", "crs", "ci_low", "ci_high", "p_rank1", "in_leading_tier"]]
+
+
+def fitted_probes_summary(table: pd.DataFrame) -> dict | None:
+    """The `fitted_probes` field of summary.json: per scope, the tier and each encoder's interval of these
+    fitted probes; None when the intervals shown are these probes' already."""
+    if table is None or table.empty:
+        return None
+
+    def number(value) -> float | None:
+        return None if pd.isna(value) else float(value)
+
+    return {
+        "covers": "these fitted probes on new test cases and seeds (training variability not included)",
+        "by_scope": {
+            str(scope): {
+                "leading_tier": [str(e) for e in rows.loc[rows["in_leading_tier"], "encoder"]],
+                "intervals": {str(r.encoder): {"crs": number(r.crs), "ci_low": number(r.ci_low),
+                                               "ci_high": number(r.ci_high), "p_rank1": number(r.p_rank1)}
+                              for r in rows.itertuples()},
+            }
+            for scope, rows in table.groupby("scope", sort=False)
+        },
+    }

@@ -1,0 +1,117 @@
+"""Training samples in the bootstrap (scoring/refits.py): refit deviations drawn as a paired multivariate t,
+the fitted probes' intervals kept by name, and stores without refits scored as before, saying so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from crsbench.crs.definition import CRSConfig
+from crsbench.scoring.axes import compute_axes
+from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap
+from crsbench.scoring.refits import refit_terms, target_sentence, whole_curve
+from crsbench.scoring.score import score_records
+from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+
+CONFIG = CRSConfig(n_boot=300, n_weight_draws=0)
+DESIGN = Design((EncoderTruth("a", 1.5, refit_sd=0.12), EncoderTruth("b", 1.3, slope=1.3, refit_sd=0.12),
+                 EncoderTruth("c", 1.1, refit_sd=0.1)), n_cases=200, fractions=(0.1, 1.0))
+
+
+@pytest.fixture(scope="module")
+def cohort():
+    records, stored = simulate(DESIGN, np.random.default_rng(3), refits=6)
+    return records, stored, compute_axes(records)
+
+
+def test_refit_terms_have_the_refits_covariance_as_a_t_and_are_paired():
+    rng = np.random.default_rng(0)
+    k = 8
+    base = rng.normal(size=(k, 1, 2))
+    deviations = np.concatenate([base, base, 2 * base], axis=1)  # encoders 0 and 1 moved by the same resample
+    deviations -= deviations.mean(axis=0, keepdims=True)
+    terms = refit_terms(deviations, 200_001, rng)
+    assert np.all(terms[0] == 0)
+    np.testing.assert_array_equal(terms[:, 0], terms[:, 1])  # one resample for every encoder: paired
+    np.testing.assert_allclose(terms[:, 2], 2 * terms[:, 0])
+    sample = np.einsum("kea,kfb->eafb", deviations, deviations) / (k - 1)
+    drawn = np.einsum("nea,nfb->eafb", terms[1:], terms[1:]) / (len(terms) - 1)
+    # multivariate t with k - 1 degrees of freedom: covariance (k - 1) / (k - 3) times the sample covariance;
+    # the t's fourth moment makes the Monte Carlo error of this check about 1 %
+    np.testing.assert_allclose(drawn, sample * (k - 1) / (k - 3), rtol=0.05, atol=1e-9)
+
+
+def test_the_curve_moves_with_the_refits_auroc():
+    rng = np.random.default_rng(1)
+    axes = rng.normal(size=(5, 3, 4))
+    names = ("discrimination", "calibration", "label_efficiency", "robustness")
+    moved = whole_curve(axes, names)
+    dev = moved - moved.mean(axis=0)
+    np.testing.assert_allclose(dev[..., 2], (axes - axes.mean(axis=0))[..., 0])
+    np.testing.assert_allclose(moved.mean(axis=0)[..., 2], axes.mean(axis=0)[..., 2])
+    np.testing.assert_array_equal(moved[..., [0, 1, 3]], axes[..., [0, 1, 3]])
+
+
+def test_refits_widen_the_intervals_and_the_fitted_probes_keep_todays(cohort):
+    records, stored, axis_scores = cohort
+    with_refits = case_bootstrap(records, stored, axis_scores, "a", CONFIG)
+    without = case_bootstrap(records[records["refit"] == 0], stored, axis_scores, "a", CONFIG)
+    assert with_refits.training_samples and with_refits.refits == {"sim": 6}
+    assert not without.training_samples and without.label == CASE_LABEL
+    # the case and seed counts are the same draws with or without refits: the fitted probes' summaries are today's
+    for scope, result in without.results.items():
+        pd.testing.assert_frame_equal(with_refits.fitted_probes[scope].intervals, result.intervals)
+    wide = with_refits.overall.intervals
+    narrow = without.overall.intervals
+    assert ((wide["ci_high"] - wide["ci_low"]) > (narrow["ci_high"] - narrow["ci_low"])).loc[["b", "c"]].all()
+    np.testing.assert_array_equal(wide["crs"], narrow["crs"])  # the point is the run's own probes
+    asked = case_bootstrap(records, stored, axis_scores, "a", CONFIG.model_copy(update={"target": "fitted-probes"}))
+    pd.testing.assert_frame_equal(asked.overall.intervals, narrow)
+    assert not asked.training_samples
+
+
+def test_a_refit_missing_a_record_is_left_out_and_named(cohort):
+    records, stored, axis_scores = cohort
+    gone = records.index[(records["refit"] == 2) & (records["encoder"] == "b") & (records["condition_kind"] == "clean")]
+    boot = case_bootstrap(records.drop(gone), stored, axis_scores, "a", CONFIG)
+    assert boot.refits == {"sim": 5}
+    assert any("refit 2" in note for note in boot.refit_notes)
+
+
+def test_every_output_says_what_the_interval_covers(cohort):
+    records, stored, _ = cohort
+    scored = score_records(records, "a", CONFIG, predictions=stored)
+    assert "expected over training samples" in scored.interval_target
+    summary = scored.summary()
+    assert summary["interval_target"] == scored.interval_target
+    fitted = summary["fitted_probes"]["by_scope"]["overall"]
+    assert set(fitted["intervals"]) == {"a", "b", "c"}
+    old = score_records(records[records["refit"] == 0].drop(columns="refit"), "a", CONFIG, predictions=stored)
+    assert "training variability is not included" in old.interval_target
+    assert "refits:" in old.interval_target and "crsbench run" in old.interval_target
+    assert old.summary()["fitted_probes"] is None
+
+
+def test_the_sentence_for_each_kind_of_bootstrap():
+    assert "seeds only" in target_sentence("seeds")
+    assert "No bootstrap" in target_sentence("none")
+    assert "as asked" in target_sentence("cases", {}, "fitted-probes")
+    assert "4 paired refits" in target_sentence("cases", {"t": 4})
+
+
+def test_the_leading_gap_splits_into_test_cases_training_samples_and_seeds(cohort):
+    from crsbench.scoring.gap_variance import gap_sentence
+
+    records, stored, _ = cohort
+    gap = score_records(records, "a", CONFIG, predictions=stored).gap_variance
+    parts = gap["variance"]
+    assert all(v >= 0 for v in parts.values()) and parts["training samples"] > 0
+    assert sum(gap["share"].values()) == pytest.approx(1.0)
+    for source, se_after in gap["se_doubled"].items():  # the printed effect follows from the printed parts
+        assert se_after ** 2 == pytest.approx(gap["se"] ** 2 - parts[source] / 2)
+    assert gap["best"] == max(parts, key=parts.get)
+    sentence = gap_sentence(gap)
+    assert f"{gap['se']:.2f}" in sentence and "narrow the tier most" in sentence
+    old = score_records(records[records["refit"] == 0], "a", CONFIG, predictions=stored).gap_variance
+    assert old["variance"]["training samples"] is None and "unknown" in gap_sentence(old)
