@@ -6,7 +6,8 @@ derm 5,000 x 8 classes, ophtho 730 x 5 grades, cxr 20,000 x 5 labels with a 5,00
 5 seeds x 6 fractions; every perturbation at 5 severities), written with the project's own writers.
 It is split into two bundles as two groups would publish them: the reference with the odd encoders,
 the reference with the even ones (the reference's records are in both and read once). Each command
-runs as a child process of the CLI; its wall and CPU time and peak RSS come from wait4.
+runs as a child process of the CLI; its wall and CPU time come from wait4, its peak RSS from the child's own
+VmHWM (score_scale.timed_cli).
 
 What the figures mean: `verify` holds no probability vector (one Parquet row group at a time, about
 16 MB); `compare` and `leaderboard` keep up to 32 MB of vectors in memory and the rest memory-mapped,
@@ -85,8 +86,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                   + f"; built in {time.perf_counter() - started:.0f} s", flush=True)
             return rows
         if not args.reuse:
-            # built in a child: a child's peak RSS (wait4) counts the parent's pages it was forked with, so
-            # the parent that forks the measured commands must stay small
+            # built in a child, so that the parent running the measured commands stays small
             build = [sys.executable, __file__, "--build-only", "--out", str(work), "--scale", str(args.scale),
                      "--encoders", str(args.encoders), "--draws", str(args.draws)]
             subprocess.run(build, env=env, check=True)

@@ -12,7 +12,7 @@ realistic signal: encoders differ in separation, label hunger and fragility; the
 shared by every encoder; at 100% labels every seed fits on the same rows (one vector for all seeds).
 `--scale` multiplies the test cases (0.05 runs in about a minute).
 
-Timed as subprocesses of the CLI, each with its wall and CPU time and peak RSS (wait4), once per case
+Timed as subprocesses of the CLI, each with its wall and CPU time and peak RSS (the child's own VmHWM; wait4 where /proc is absent), once per case
 bootstrap engine (case_bootstrap.ENGINES: the exact batched one and the linearised one; the per-vector
 reference path gives the batched values more slowly): `crsbench score --n-boot N`,
 `crsbench report` (which reads the value `score` stored, the suite's `crs: {n_boot}` being the same draws), `crsbench report` again
@@ -213,23 +213,40 @@ def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_bo
 
 
 # the CLI with its case bootstrap run by the engine named first on the command line
-LAUNCH = ("import functools, sys; import crsbench.scoring.score as s; "
-          "s.case_bootstrap = functools.partial(s.case_bootstrap, engine=sys.argv.pop(1)); "
-          "from crsbench.cli.main import app; sys.argv[0] = 'crsbench'; app()")
+# The child notes its own peak RSS (VmHWM of the address space exec gave it) on exit: wait4's ru_maxrss
+# also counts the pages the child was forked with, so a large parent (a test worker) would inflate it.
+LAUNCH = """
+import atexit, functools, os, sys
+def _note_peak(path=os.environ.get("CRSBENCH_PEAK_FILE")):
+    if path and os.path.exists("/proc/self/status"):
+        with open("/proc/self/status") as status, open(path, "w") as out:
+            out.write(next((line.split()[1] for line in status if line.startswith("VmHWM:")), ""))
+atexit.register(_note_peak)
+import crsbench.scoring.score as s
+s.case_bootstrap = functools.partial(s.case_bootstrap, engine=sys.argv.pop(1))
+from crsbench.cli.main import app
+sys.argv[0] = "crsbench"
+app()
+"""
 
 
 def timed_cli(args: list[str], env: dict, engine: str) -> tuple[float, float, float, str]:
     """(wall seconds, CPU seconds, peak RSS in MB, output tail) of one CLI call as a child process, its case
     bootstrap run by `engine`."""
-    started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-c", LAUNCH, engine, *args], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
-    output = process.stdout.read().decode(errors="replace")
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as scratch:
+        peak_file = Path(scratch) / "peak"
+        started = time.perf_counter()
+        process = subprocess.Popen([sys.executable, "-c", LAUNCH, engine, *args],
+                                   env={**env, "CRSBENCH_PEAK_FILE": str(peak_file)}, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT)
+        output = process.stdout.read().decode(errors="replace")
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        noted = peak_file.read_text().strip() if peak_file.exists() else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"crsbench {' '.join(args)} failed:\n{output[-3000:]}")
-    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, output[-400:]
+    peak_mb = int(noted) / 1024 if noted.isdigit() else usage.ru_maxrss / 1024  # VmHWM in kB; else wait4's
+    return seconds, usage.ru_utime + usage.ru_stime, peak_mb, output[-400:]
 
 
 def _slope(xs, ys) -> float:
