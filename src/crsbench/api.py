@@ -17,8 +17,9 @@ from crsbench.errors import CRSBenchError, SuiteError
 from crsbench.executors import Executor
 from crsbench.results.coverage import GridStatus
 from crsbench.results.record_set import Records
-from crsbench.results.store import load_records, load_runs
+from crsbench.results.store import load_records
 from crsbench.plan.suite import ExecutorSpec, Suite, load_suite, parse_suite
+from crsbench.report.scored_files import inputs_key
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.run.runner import RunSummary
@@ -336,7 +337,7 @@ class ScoringInputs:
         config = CRSConfig(**{**self.config.model_dump(), **settings})
         if config.resample == "cases" and self.predictions is None:
             raise ValueError("these inputs hold no per-case predictions: read them with resample='cases'")
-        return dataclasses.replace(self, config=config, key=scoring_inputs_key(
+        return dataclasses.replace(self, config=config, key=inputs_key(
             self.records.frame, self.predictions if config.resample == "cases" else None, self.reference,
             self.baselines, self.class_names, config, self.records.refits))
 
@@ -365,7 +366,7 @@ def scoring_inputs(
     stored = load_predictions(results) if config.resample == "cases" else None
     names = {**suite_class_names(results, suite_hash), **(class_names or {})}
     reference = reference or suite_reference(results, suite_hash)
-    key = scoring_inputs_key(view.frame, stored, reference, baselines, names, config, view.refits)
+    key = inputs_key(view.frame, stored, reference, baselines, names, config, view.refits)
     return ScoringInputs(Path(results), view, stored, reference, tuple(baselines), names, config, key)
 
 
@@ -387,37 +388,6 @@ def score(results: str | Path, reference: str | None = None, config: CRSConfig |
     """The CRS report of a results folder: `scoring_inputs` with these arguments (`suite_hash`, `partial`,
     `class_names`, and CRS settings by name), then `score_inputs`."""
     return score_inputs(scoring_inputs(results, reference, config, **options))
-
-
-SCORING_MODULE = "crsbench.scoring.score"  # a stored score is reused only while its source is unchanged
-
-
-def scoring_inputs_key(frame, stored, reference, baselines, class_names, config: CRSConfig, refits=None) -> str:
-    """SHA-256 of everything a score of these results depends on: the records as scored (the view) and their
-    refits, the stored predictions' index (its digests address the files' contents) and test sets, the
-    reference, floor baselines, class names, every CRS setting, the package version, and the source of the
-    scoring code (scoring.score and every package module it imports, directly or not: core.source_digest)."""
-    import hashlib
-    import json
-
-    from crsbench import __version__
-    from crsbench.core.source_digest import source_digest
-
-    digest = hashlib.sha256()
-    ordered = frame.sort_values("record_key").reset_index(drop=True)
-    digest.update(ordered.to_json(orient="split", date_format="iso", default_handler=str).encode())
-    if refits is not None and len(refits):  # refits added to a folder change the intervals: score again
-        digest.update(refits.sort_values(["record_key"]).reset_index(drop=True)
-                      .to_json(orient="split", date_format="iso", default_handler=str).encode())
-    if stored is not None:
-        digest.update(stored.index.sort_values("record_key").to_csv(index=False).encode())
-        digest.update(stored.test_sets.to_csv(index=False).encode())
-    digest.update(json.dumps({"reference": reference, "baselines": list(baselines),
-                              "class_names": {t: list(n) for t, n in sorted((class_names or {}).items())},
-                              "config": config.model_dump(mode="json"), "version": __version__,
-                              "source": source_digest(SCORING_MODULE)},
-                             sort_keys=True).encode())
-    return digest.hexdigest()
 
 
 def scored_or_score(results: str | Path | ScoringInputs, *, suite_hash: str | None = None, partial: bool = False,

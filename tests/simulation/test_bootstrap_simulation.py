@@ -38,8 +38,6 @@ from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.simulation import (
     Design,
     EncoderTruth,
-    design_from_records,
-    fit_class_profile,
     population_axes,
     population_calibration_errors,
     population_crs,
@@ -47,6 +45,7 @@ from crsbench.scoring.simulation import (
     records_from_predictions,
     simulate,
 )
+from crsbench.scoring.simulation_fit import design_from_records, fit_class_profile
 
 ENCODERS = (
     EncoderTruth("a", separation=1.20, slope=1.00, hunger=0.25, fragility=0.15),  # the reference

@@ -43,3 +43,12 @@ def test_importing_a_module_does_not_import_its_whole_stage():
     code = "import sys, crsbench, crsbench.run.resolve, crsbench.scoring; print('torch' in sys.modules)"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "False"
+
+
+MAX_MODULE_LINES = 600  # past this a module holds two jobs a reader would look for in two places
+
+
+def test_no_module_is_longer_than_a_reader_holds_at_once():
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"split by responsibility: {long}"
