@@ -321,7 +321,7 @@ def suite_class_names(results: str | Path, suite_hash: str | None = None) -> dic
 class ScoringInputs:
     """What a score of a results folder reads, read once: the records as scored (a validated view), the
     stored per-case predictions (where the bootstrap resamples cases), the reference, floor baselines,
-    class names, the CRS settings, and `key`, the fingerprint of them all (scoring_inputs_key)."""
+    class names, the CRS settings, and `key`, the fingerprint of them all (report.scored_files.inputs_key)."""
 
     results: Path
     records: Records
