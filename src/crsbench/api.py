@@ -19,7 +19,7 @@ from crsbench.results.coverage import GridStatus
 from crsbench.results.record_set import Records
 from crsbench.results.store import load_records
 from crsbench.plan.suite import ExecutorSpec, Suite, load_suite, parse_suite
-from crsbench.report.scored_files import inputs_key
+from crsbench.scoring.inputs import ScoringInputs, inputs_key, score_inputs
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.run.runner import RunSummary
@@ -317,31 +317,6 @@ def suite_class_names(results: str | Path, suite_hash: str | None = None) -> dic
     return out
 
 
-@dataclasses.dataclass(frozen=True)
-class ScoringInputs:
-    """What a score of a results folder reads, read once: the records as scored (a validated view), the
-    stored per-case predictions (where the bootstrap resamples cases), the reference, floor baselines,
-    class names, the CRS settings, and `key`, the fingerprint of them all (report.scored_files.inputs_key)."""
-
-    results: Path
-    records: Records
-    predictions: Any
-    reference: str | None
-    baselines: tuple[str, ...]
-    class_names: dict[str, tuple[str, ...]]
-    config: CRSConfig
-    key: str
-
-    def with_settings(self, **settings) -> "ScoringInputs":
-        """The same records scored with other CRS settings (by name, over these), with their own key."""
-        config = CRSConfig(**{**self.config.model_dump(), **settings})
-        if config.resample == "cases" and self.predictions is None:
-            raise ValueError("these inputs hold no per-case predictions: read them with resample='cases'")
-        return dataclasses.replace(self, config=config, key=inputs_key(
-            self.records.frame, self.predictions if config.resample == "cases" else None, self.reference,
-            self.baselines, self.class_names, config, self.records.refits))
-
-
 def scoring_inputs(
     results: str | Path,
     reference: str | None = None,
@@ -367,21 +342,7 @@ def scoring_inputs(
     names = {**suite_class_names(results, suite_hash), **(class_names or {})}
     reference = reference or suite_reference(results, suite_hash)
     key = inputs_key(view.frame, stored, reference, baselines, names, config, view.refits)
-    return ScoringInputs(Path(results), view, stored, reference, tuple(baselines), names, config, key)
-
-
-def score_inputs(inputs: ScoringInputs):
-    """The second half of `score`: the CRS report of inputs read by `scoring_inputs` (no I/O). A partial
-    report says so in its first note and in settings["grid"]."""
-    from crsbench.scoring.score import score_records
-
-    grid = inputs.records.grid
-    report = score_records(inputs.records, inputs.reference, inputs.config, baselines=list(inputs.baselines),
-                           predictions=inputs.predictions if inputs.config.resample == "cases" else None,
-                           class_names=inputs.class_names or None)
-    notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
-    return dataclasses.replace(report, notes=notes + tuple(report.notes),
-                               settings=report.settings.with_grid(grid.as_dict()), inputs_key=inputs.key)
+    return ScoringInputs(view, stored, reference, tuple(baselines), names, config, key, source=Path(results))
 
 
 def score(results: str | Path, reference: str | None = None, config: CRSConfig | None = None, **options):
@@ -398,7 +359,7 @@ def scored_or_score(results: str | Path | ScoringInputs, *, suite_hash: str | No
 
     inputs = results if isinstance(results, ScoringInputs) else scoring_inputs(
         results, suite_hash=suite_hash, partial=partial, **settings)
-    base = _results_folder(inputs.results)
+    base = _results_folder(inputs.source)
     stored = read_scored(base, inputs.key)
     if stored is not None:
         return stored, True

@@ -345,6 +345,22 @@ def test_the_page_shows_any_column_the_scored_value_adds_and_builds_byte_stable(
     assert one == two
 
 
+def test_a_cohort_is_scored_by_the_same_two_halves_as_a_results_folder(bundles):
+    """score_cohort is scoring.inputs.score_inputs of cohort_inputs: the inputs carry their key, which
+    follows the settings, and the departures are the only thing the cohort adds."""
+    from crsbench.bundles.compare import cohort_inputs
+    from crsbench.scoring.inputs import score_inputs
+
+    cohort = merge([read_bundle(bundles["a"]), read_bundle(bundles["b"])])
+    inputs = cohort_inputs(cohort, n_boot=50)
+    assert len(inputs.key) == 64 and inputs.source is None
+    assert cohort_inputs(cohort, n_boot=60).key != inputs.key
+    assert inputs.with_settings(n_boot=60).key == cohort_inputs(cohort, n_boot=60).key
+    halves, whole = score_inputs(inputs), score_cohort(cohort, n_boot=50)
+    pd.testing.assert_frame_equal(halves.scores, whole.scores, check_exact=True)
+    assert whole.inputs_key == inputs.key
+
+
 def test_the_pair_table_is_the_bootstrap_s_own_pairwise_statistics(bundles):
     """P(e > f) of the CRS across tasks is the pairwise probability the scoring reports; each pair is
     antisymmetric: e - f = -(f - e), its interval mirrored, P(e > f) + P(f > e) = 1 less the ties."""

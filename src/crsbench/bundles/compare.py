@@ -19,7 +19,6 @@ from collections import ChainMap
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from crsbench.bundles.content import Bundle
@@ -252,19 +251,31 @@ def _merged_predictions(sources: list[Bundle], records: pd.DataFrame) -> Predict
     return Predictions.in_memory(index, cases, probabilities)
 
 
-def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
-    """The ScoreReport of a cohort (scoring.score_records), with the departures first among its notes and
-    in settings.departures, and the sources in settings.sources."""
+def cohort_inputs(cohort: Cohort, reference: str | None = None, **settings):
+    """The first half of scoring a cohort of bundles (scoring.inputs): its records, predictions (where the
+    comparison is paired), reference, floor baselines and CRS settings (the bundles' `crs:` block, these by
+    name over it), with their key."""
     from crsbench.crs.definition import CRSConfig
-    from crsbench.scoring.score import score_records
+    from crsbench.results.record_set import Records
+    from crsbench.scoring.inputs import ScoringInputs, inputs_key
 
     config = CRSConfig(**{**cohort.crs, **settings})
     if not cohort.paired and config.resample == "cases":
         config = config.model_copy(update={"resample": "seeds"})
-    encoders = set(cohort.records["encoder"].astype(str))
+    records = Records.of(cohort.records)
+    encoders = set(records.frame["encoder"].astype(str))
     chosen = reference or (cohort.reference if cohort.reference in encoders else None)
-    report = score_records(cohort.records, chosen, config, baselines=cohort.baselines,
-                           predictions=cohort.predictions if config.resample == "cases" else None)
+    stored = cohort.predictions if config.resample == "cases" else None
+    key = inputs_key(records.frame, stored, chosen, tuple(cohort.baselines), {}, config, records.refits)
+    return ScoringInputs(records, stored, chosen, tuple(cohort.baselines), {}, config, key)
+
+
+def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
+    """The ScoreReport of a cohort (scoring.score_records), with the departures first among its notes and
+    in settings.departures, and the sources in settings.sources."""
+    from crsbench.scoring.inputs import score_inputs
+
+    report = score_inputs(cohort_inputs(cohort, reference, **settings))
     sources = [{"source": b.source, "bundle_id": b.bundle_id, "records": int(len(b.records)),
                 "encoders": sorted(b.records["encoder"].astype(str).unique())} for b in cohort.sources]
     report = replace(report, notes=tuple(cohort.departures) + tuple(cohort.notes) + tuple(report.notes),
@@ -286,4 +297,4 @@ def with_departure_column(report: ScoreReport, departures: Sequence[str]):
     return replace(report, **changed)
 
 
-__all__ = ["FIELDS", "Cohort", "NotComparable", "comparable", "merge", "score_cohort", "difference"]
+__all__ = ["FIELDS", "Cohort", "NotComparable", "cohort_inputs", "comparable", "merge", "score_cohort", "difference"]

@@ -4,7 +4,7 @@
 with its index (exact round trip: dtypes, index and column names), and `value.json` with the other
 fields, the settings, each table file's SHA-256 and `inputs_key`, the fingerprint of everything the
 value was computed from (records, stored predictions, reference, floor baselines, class names, CRS
-settings, package version, the scoring code's source; inputs_key). A reader takes it only when that key equals the
+settings, package version, the scoring code's source; scoring.inputs.inputs_key). A reader takes it only when that key equals the
 key of what it would score now, and every table file matches its hash; anything else (no folder, an
 older or foreign schema, an edited file, other inputs) reads as None and the caller scores afresh.
 Nothing in it is executed: Parquet and JSON only, field names checked against ScoreReport's.
@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.crs.definition import CRSConfig
     from crsbench.scoring.score import ScoreReport
 
 SCHEMA = "crsbench.scored/1"
@@ -31,34 +30,6 @@ FOLDER = "scored"
 VALUE_FILE = "value.json"
 TUPLE_FIELDS = ("axes_used", "leading_tier", "baselines", "notes")
 SETTINGS_TUPLES = ("baselines", "seeds", "tasks", "departures", "sources")
-
-
-SCORING_MODULE = "crsbench.scoring.score"  # a stored score is reused only while its source is unchanged
-
-
-def inputs_key(frame, stored, reference, baselines, class_names, config: CRSConfig, refits=None) -> str:
-    """SHA-256 of everything a score of these results depends on: the records as scored (the view) and their
-    refits, the stored predictions' index (its digests address the files' contents) and test sets, the
-    reference, floor baselines, class names, every CRS setting, the package version, and the source of the
-    scoring code (scoring.score and every package module it imports, directly or not: core.source_digest)."""
-    from crsbench import __version__
-    from crsbench.core.source_digest import source_digest
-
-    digest = hashlib.sha256()
-    ordered = frame.sort_values("record_key").reset_index(drop=True)
-    digest.update(ordered.to_json(orient="split", date_format="iso", default_handler=str).encode())
-    if refits is not None and len(refits):  # refits added to a folder change the intervals: score again
-        digest.update(refits.sort_values(["record_key"]).reset_index(drop=True)
-                      .to_json(orient="split", date_format="iso", default_handler=str).encode())
-    if stored is not None:
-        digest.update(stored.index.sort_values("record_key").to_csv(index=False).encode())
-        digest.update(stored.test_sets.to_csv(index=False).encode())
-    digest.update(json.dumps({"reference": reference, "baselines": list(baselines),
-                              "class_names": {t: list(n) for t, n in sorted((class_names or {}).items())},
-                              "config": config.model_dump(mode="json"), "version": __version__,
-                              "source": source_digest(SCORING_MODULE)},
-                             sort_keys=True).encode())
-    return digest.hexdigest()
 
 
 def _sha256(path: Path) -> str:
