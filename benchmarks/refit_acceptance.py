@@ -17,7 +17,10 @@ demo's dermoscopy task; `--real`, through tests/simulation/test_real_profile_sim
 the images first) and a 15-encoder x 3-task cohort at published-like test sizes (`--scale` shrinks them).
 
     python benchmarks/refit_acceptance.py --smoke
-    python benchmarks/refit_acceptance.py --repetitions 250 --real
+    python benchmarks/refit_acceptance.py --repetitions 250 --real --planted --workers 2
+
+The stated pairwise probabilities P(CRS e > CRS f) are binned against how often the expected CRS orders the
+pair so (reported, not asserted), per cohort and pooled over the cohorts run.
 """
 
 from __future__ import annotations
@@ -26,7 +29,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from crsbench.scoring.refit_simulation import Design, Runs, doubled, published_like, rates, simulate_runs, small_split
+import pandas as pd
+
+from crsbench.scoring.refit_simulation import (Design, Runs, doubled, published_like, rates, reliability,
+                                             simulate_runs, small_split)
 
 def table(name: str, runs: Runs, planted: Runs | None) -> str:
     before, after = rates(runs, "before"), rates(runs, "after")
@@ -39,7 +45,19 @@ def table(name: str, runs: Runs, planted: Runs | None) -> str:
         p = rates(planted, "after")
         lines.append(f"refit spread doubled: coverage {p['coverage'][0]:.3f} ({p['coverage'][1]:.3f}), mean width "
                      f"{p['mean interval width'][0]:.2f} against {after['mean interval width'][0]:.2f}")
+    lines.append("stated P(CRS e > CRS f) against how often the expected CRS orders the pair so (after):")
+    lines.append(reliability(runs, "after").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return "\n".join(lines)
+
+
+def pooled_reliability(all_runs: list[Runs], which: str) -> pd.DataFrame:
+    tables = [reliability(r, which) for r in all_runs]
+    out = tables[0][["stated"]].copy()
+    pairs = sum(t["pairs"] for t in tables)
+    out["pairs"] = pairs
+    for column in ("mean stated", "came true"):
+        out[column] = sum(t[column].fillna(0) * t["pairs"] for t in tables) / pairs.where(pairs > 0)
+    return out
 
 
 def real_designs(names: list[str]) -> dict[str, tuple[Design, str]]:
@@ -64,15 +82,16 @@ def real_designs(names: list[str]) -> dict[str, tuple[Design, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="10 runs, the small-split cohort and a 1/20 published-like one")
+    parser.add_argument("--smoke", action="store_true", help="4 runs, the small-split cohort and a 1/50 published-like one")
     parser.add_argument("--repetitions", type=int, default=250)
     parser.add_argument("--refits", type=int, default=4)
     parser.add_argument("--scale", type=float, default=1.0, help="shrink the published-like test sets")
     parser.add_argument("--real", action="store_true", help="also the four real-calibrated cohorts")
     parser.add_argument("--planted", action="store_true", help="also the doubled refit spread")
     parser.add_argument("--only", choices=("real", "small", "published"), default=None, help="one group of cohorts")
+    parser.add_argument("--workers", type=int, default=1, help="processes the runs are spread over (same results)")
     args = parser.parse_args()
-    repetitions, scale = (10, 0.05) if args.smoke else (args.repetitions, args.scale)
+    repetitions, scale = (4, 0.02) if args.smoke else (args.repetitions, args.scale)
     cohorts = {}
     if args.only in (None, "small"):
         cohorts["small split (3 encoders, 300 cases)"] = (small_split(), "a")
@@ -80,10 +99,16 @@ def main() -> None:
         cohorts[f"published-like (15 encoders x 3 tasks, scale {scale})"] = (published_like(scale), "e00")
     if (args.real or args.only == "real") and not args.smoke:
         cohorts = {**real_designs(["retinamnist", "pneumoniamnist", "ph2", "demo-derm"]), **cohorts}
+    all_runs = []
     for name, (design, reference) in cohorts.items():
-        runs = simulate_runs(design, reference, repetitions, args.refits)
-        planted = simulate_runs(doubled(design), reference, repetitions, args.refits) if args.planted or args.smoke else None
+        runs = simulate_runs(design, reference, repetitions, args.refits, workers=args.workers)
+        planted = (simulate_runs(doubled(design), reference, repetitions, args.refits, seed=7, workers=args.workers)
+                   if args.planted or args.smoke else None)
+        all_runs.append(runs)
         print(table(name, runs, planted), flush=True)
+    for which in ("before", "after"):
+        print(f"\npooled over the {len(all_runs)} cohorts, {which}: stated P(CRS e > CRS f) against how often it came true")
+        print(pooled_reliability(all_runs, which).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 
 if __name__ == "__main__":

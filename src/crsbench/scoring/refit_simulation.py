@@ -9,10 +9,14 @@ from the same runs and draws.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
 from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.axes import compute_axes
@@ -52,28 +56,78 @@ class Runs:
     intervals: dict[str, tuple[np.ndarray, np.ndarray]]  # before / after -> (low, high), each (R, E)
     tiers: dict[str, list[np.ndarray]]  # before / after -> per run, a bool (E,)
     seconds: float
+    pairwise: dict[str, np.ndarray] | None = None  # before / after -> (R, E, E) stated P(CRS row > CRS column)
 
 
-def simulate_runs(design: Design, reference: str, repetitions: int, refits: int, seed: int = 2026) -> Runs:
+def _one_run(design: Design, reference: str, refits: int, seed: int, r: int) -> dict[str, np.ndarray]:
+    """Run r of a cohort, from a generator of its own (seed, r): runs are independent of how they are spread."""
+    names = [t.name for t in design.encoders]
+    rng = np.random.default_rng([seed, r])
+    spread = {t.name: t.refit_sd for t in design.encoders}
+    records, stored = simulate(realise_refits(design, rng), rng, refits=refits, refit_sd=spread)
+    axis_scores = compute_axes(records, delta=CONFIG.delta)
+    boot = case_bootstrap(records, stored, axis_scores, reference, CONFIG.model_copy(update={"seed": r}))
+    out = {"point": boot.overall.intervals.loc[names, "crs"].to_numpy()}
+    for which, result in (("before", boot.fitted_probes["overall"]), ("after", boot.overall)):
+        out[f"{which} low"] = result.intervals.loc[names, "ci_low"].to_numpy()
+        out[f"{which} high"] = result.intervals.loc[names, "ci_high"].to_numpy()
+        out[f"{which} tier"] = result.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool)
+        out[f"{which} pairwise"] = result.pairwise.loc[names, names].to_numpy(dtype=float)
+    return out
+
+
+def _one_core_each(cores) -> None:
+    # each worker process takes a core of its own, so the bootstrap's threads do not oversubscribe the machine
+    try:
+        os.sched_setaffinity(0, {cores.get()})
+    except (AttributeError, OSError):
+        pass
+
+
+def simulate_runs(design: Design, reference: str, repetitions: int, refits: int, seed: int = 2026,
+                  workers: int = 1) -> Runs:
+    """R independent runs of a cohort; `workers` > 1 spreads them over processes with identical results."""
     started = time.perf_counter()
     names = [t.name for t in design.encoders]
     expected = population_crs(design, reference, CONFIG, over_refits=True)[names].to_numpy()
-    rng = np.random.default_rng(seed)
-    spread = {t.name: t.refit_sd for t in design.encoders}
-    points, bounds, tiers = [], {"before": ([], []), "after": ([], [])}, {"before": [], "after": []}
-    axis_scores = None
-    for r in range(repetitions):
-        records, stored = simulate(realise_refits(design, rng), rng, refits=refits, refit_sd=spread)
-        axis_scores = axis_scores or compute_axes(records, delta=CONFIG.delta)
-        boot = case_bootstrap(records, stored, axis_scores, reference, CONFIG.model_copy(update={"seed": r}))
-        points.append(boot.overall.intervals.loc[names, "crs"].to_numpy())
-        for which, result in (("before", boot.fitted_probes["overall"]), ("after", boot.overall)):
-            bounds[which][0].append(result.intervals.loc[names, "ci_low"].to_numpy())
-            bounds[which][1].append(result.intervals.loc[names, "ci_high"].to_numpy())
-            tiers[which].append(result.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool))
-    return Runs(names, reference, expected, np.array(points),
-                {k: (np.array(lo), np.array(hi)) for k, (lo, hi) in bounds.items()}, tiers,
-                time.perf_counter() - started)
+    args = [(design, reference, refits, seed, r) for r in range(repetitions)]
+    if workers > 1:
+        cores = multiprocessing.get_context("fork").Queue()
+        available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(workers))
+        for i in range(workers):
+            cores.put(available[i % len(available)])
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_one_core_each, initargs=(cores,)) as pool:
+            runs = list(pool.map(_one_run, *zip(*args)))
+    else:
+        runs = [_one_run(*a) for a in args]
+    stack = {key: np.array([run[key] for run in runs]) for key in runs[0]}
+    return Runs(names, reference, expected, stack["point"],
+                {w: (stack[f"{w} low"], stack[f"{w} high"]) for w in ("before", "after")},
+                {w: list(stack[f"{w} tier"]) for w in ("before", "after")},
+                time.perf_counter() - started,
+                {w: stack[f"{w} pairwise"] for w in ("before", "after")})
+
+
+def reliability(runs: Runs, which: str, edges: tuple[float, ...] = (0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)) -> pd.DataFrame:
+    """How often the stated P(CRS e > CRS f) comes true: per bin of the stated probability, the pairs, their
+    mean stated probability, and the share whose expected CRS (over training samples) does order them so.
+    Pairs whose expected CRS tie are left out; a stated 1.0 falls in the top bin."""
+    assert runs.pairwise is not None
+    stated = runs.pairwise[which]
+    truth = runs.expected[:, None] > runs.expected[None, :]
+    tied = np.isclose(runs.expected[:, None], runs.expected[None, :]) | np.eye(len(runs.names), dtype=bool)
+    keep = np.broadcast_to(~tied, stated.shape) & np.isfinite(stated)
+    p, hit = stated[keep], np.broadcast_to(truth, stated.shape)[keep]
+    bins = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
+    rows = []
+    for b in range(len(edges) - 1):
+        inside = bins == b
+        n = int(inside.sum())
+        rows.append({"stated": f"{edges[b]:.1f}-{edges[b + 1]:.1f}", "pairs": n,
+                     "mean stated": float(p[inside].mean()) if n else np.nan,
+                     "came true": float(hit[inside].mean()) if n else np.nan})
+    return pd.DataFrame(rows)
 
 
 def se(p: float, n: int) -> float:
