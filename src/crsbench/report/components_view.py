@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pandas as pd
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -70,13 +71,25 @@ def component_rows(report: ScoreReport) -> list[dict[str, str]]:
 
 def components_table(report: ScoreReport) -> Table:
     """The compact components table shown under the cross-task score table (its caption: components_caption)."""
-    table = Table(title=Text("Components across tasks"))
-    rows = component_rows(report)
+    table = Table(title=Text("Components across tasks"), box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, padding=(0, 1, 0, 0))
+    rows = [{name: printable(_two_lines(name, v)) for name, v in row.items()} for row in component_rows(report)]
     for name in (rows[0] if rows else {"encoder": ""}):
-        table.add_column(name, justify="left" if name == "encoder" else "right", overflow="fold")
+        # each cell's lines whole (a name on one line, its figures on the next), so six columns fit 80 characters
+        longest = max([len(line) for row in rows for line in row[name].splitlines()] + [len(w) for w in name.split()])
+        table.add_column(name, justify="left" if name == "encoder" else "right", width=longest, overflow="fold")
     for row in rows:
-        table.add_row(*(Text(printable(v)) for v in row.values()))
+        table.add_row(*(Text(v) for v in row.values()))
     return table
+
+
+def _two_lines(column: str, cell: str) -> str:
+    if column == "encoder" or column.startswith("front"):
+        return cell
+    word, _, rest = cell.partition(" ")
+    if rest.startswith("(") and " / " in rest:  # the relation's two probabilities, as the caption names them
+        rest = rest.strip("()").replace(" / ", "/")
+    return f"{word}\n{rest}" if rest else word
 
 
 def _orders(frame: pd.DataFrame, names) -> dict[str, pd.DataFrame]:
@@ -87,12 +100,13 @@ def orders_table(report: ScoreReport) -> Table:
     """Both definitions' orders side by side, the ranking one first."""
     ranking = report.settings.definition
     names = [ranking] + [d for d in DEFINITIONS if d != ranking]
-    table = Table(title=Text("The two CRS definitions side by side (ranking: " + DEFINITION_WORDS[ranking] + ")"))
+    table = Table(title=Text("The two CRS definitions side by side, rank, encoder and CRS under each (ranking: "
+                             + DEFINITION_WORDS[ranking] + ")"))
     frame = report.definitions
     orders = _orders(frame, names)
     for d in names:
-        table.add_column(f"rank ({DEFINITION_WORDS[d]})", justify="right")
-        table.add_column(DEFINITION_WORDS[d], overflow="fold")
+        table.add_column("#", justify="right")
+        table.add_column(DEFINITION_WORDS[d], no_wrap=True)
         table.add_column("CRS", justify="right")
     for i in range(len(frame)):
         cells = []
