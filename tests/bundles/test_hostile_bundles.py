@@ -11,6 +11,7 @@ import re
 import struct
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -264,3 +265,23 @@ def test_two_bundles_that_define_a_task_differently_are_refused_naming_both(bund
         allowed = runner.invoke(app, ["compare", str(bundles["a"]), str(other), "--n-boot", "20", "--allow", field])
         assert allowed.exit_code == 0, allowed.output
         assert f"departure (--allow {field})" in allowed.output
+
+
+def test_verify_says_whether_the_bundle_carries_training_samples(bundles, tmp_path):
+    runner = CliRunner()
+    plain = runner.invoke(app, ["verify", str(bundles["a"])])
+    assert plain.exit_code == 0 and "training samples: no refit records" in plain.output
+    assert "refits: 4" in plain.output  # how to add them
+    bundle = copy.deepcopy(read_bundle(bundles["a"]))
+    full = bundle.records[(bundle.records["fraction"] == 1.0) & (bundle.records["seed"] == 0)]
+    refits = []
+    for k in (1, 2, 3):  # refit rows as a run writes them: keyed apart, no predictions
+        rows = full.copy()
+        rows["refit"], rows["record_key"] = k, rows["record_key"] + f"-refit{k}"
+        refits.append(rows)
+    bundle.records = pd.concat([bundle.records, *refits], ignore_index=True)
+    with_refits = runner.invoke(app, ["verify", str(_written(bundle, tmp_path / "refits.crsb")), "--json"])
+    assert with_refits.exit_code == 0, with_refits.output
+    assert json.loads(with_refits.stdout)["refits"] == {"cxr": 3, "derm": 3}
+    text = runner.invoke(app, ["verify", str(tmp_path / "refits.crsb")]).output
+    assert "training samples: paired refits per task (cxr 3, derm 3)" in text

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from crsbench.bundles.content import Bundle
+from crsbench.scoring.refits import ADD_REFITS
 
 
 def summary(bundle: Bundle, path: str | Path) -> dict[str, Any]:
@@ -28,7 +29,26 @@ def summary(bundle: Bundle, path: str | Path) -> dict[str, Any]:
         "test_sets": int(len(bundle.test_sets)),
         "vectors": int(bundle.index["probs"].nunique()) if len(bundle.index) else 0,
         "record_versions": list(bundle.facts.get("record_crsbench_versions") or []),
+        "refits": _refits_per_task(records),
     }
+
+
+def _refits_per_task(records) -> dict[str, int]:
+    """task -> the refit records' largest index (K), for the tasks that hold refits (docs/bootstrap.md)."""
+    if "refit" not in records:
+        return {}
+    refit = records["refit"].fillna(0).astype(int)
+    return {str(task): int(k) for task, k in refit[refit > 0].groupby(records["task"].astype(str)).max().items()}
+
+
+def training_samples_line(refits: dict[str, int]) -> str:
+    """What an interval scored from the bundle will cover: with refits, training samples too."""
+    if not refits:
+        return ("training samples: no refit records, so intervals scored from this bundle cover these fitted probes "
+                f"only; to include training variability, {ADD_REFITS}, and bundle it again")
+    per_task = ", ".join(f"{task} {k}" for task, k in sorted(refits.items()))
+    return (f"training samples: paired refits per task ({per_task}), so intervals scored from this bundle cover "
+            "each encoder's CRS expected over training samples")
 
 
 def summary_lines(facts: dict[str, Any]) -> list[str]:
@@ -46,4 +66,5 @@ def summary_lines(facts: dict[str, Any]) -> list[str]:
         f"tasks ({len(facts['tasks'])}): {listed(facts['tasks'])}",
         f"{facts['records']} records, {facts['predictions']} with predictions, {facts['test_sets']} test sets, "
         f"{facts['vectors']} probability vectors",
+        training_samples_line(facts.get("refits") or {}),
     ]
