@@ -400,6 +400,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--slope-encoders", type=int, nargs=3, default=(3, 5, 9), help="cohort sizes of the slope in encoders")
     parser.add_argument("--perturbations", type=int, default=None, help="at most this many perturbations per task")
     parser.add_argument("--no-rescoring", action="store_true", help="leave out the report that rescores")
+    parser.add_argument("--score-only", action="store_true", help="of the CLI commands, `score` alone")
     parser.add_argument("--smoke", action="store_true", help=f"seconds, every step: {SMOKE}")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -435,7 +436,7 @@ def main(argv: list[str] | None = None) -> None:
                                    ("results --export", ["results", str(store), "--export", "--out", str(work / "export")])):
                     if label == "results --export" and engine != args.engines.split(",")[0]:
                         continue  # no bootstrap in it
-                    if label == "report, rescoring" and args.no_rescoring:
+                    if (label == "report, rescoring" and args.no_rescoring) or (args.score_only and label != "score"):
                         continue
                     if label == "report, rescoring":  # without the value `score` stored, as before it was kept
                         shutil.rmtree(store / "scored", ignore_errors=True)

@@ -10,6 +10,7 @@ Not timed: a smoke run checks that the script still runs, not its speed."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import subprocess
 import sys
@@ -60,3 +61,28 @@ def test_the_benchmark_runs_at_its_smoke_size_and_prints_its_header(script, tmp_
     assert done.returncode == 0, f"{script.name} --smoke exited {done.returncode}:\n{done.stderr[-3000:]}"
     assert any(line.startswith(header) for line in done.stdout.splitlines()), (
         f"{script.name} --smoke printed no line starting {header!r} (in {seconds:.0f} s):\n{done.stdout[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def gpu_suite():
+    spec = importlib.util.spec_from_file_location("gpu_suite", BENCHMARKS / "gpu_suite.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_suite"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_scoring_store_scale_is_the_largest_whose_build_fits_the_time_and_half_the_disk(gpu_suite):
+    # 10 s fixed + 200 s per unit of scale; 1 MB fixed + 10 GB per unit of scale
+    seconds = {0.01: 12.0, 0.05: 20.0}
+    sizes = {0.01: 101_000_000, 0.05: 501_000_000}
+    plenty = 10**15
+    assert gpu_suite.largest_scale(seconds, 60.0, sizes, plenty, floor=0.01) == 0.25  # (60 - 10) / 200
+    assert gpu_suite.largest_scale(seconds, 1_000.0, sizes, plenty, floor=0.01) == 1.0  # never above the published shape
+    assert gpu_suite.largest_scale(seconds, 5.0, sizes, plenty, floor=0.01) == 0.01  # below the fixed cost: the floor
+    assert gpu_suite.largest_scale(seconds, 60.0, sizes, 2_002_000_000, floor=0.01) == 0.1  # (1,001 MB - 1 MB) / 10 GB: the disk binds
+
+
+def test_a_larger_build_measured_no_slower_gives_the_smaller_scale_not_the_largest(gpu_suite):
+    noisy = {0.01: 20.0, 0.05: 19.0}  # all 19 s taken as per-case: 380 s per unit of scale
+    assert gpu_suite.largest_scale(noisy, 60.0, {0.01: 1, 0.05: 5}, 10**15, floor=0.01) == 0.15
