@@ -8,13 +8,14 @@ Steps, each a sibling script run as a child process, its figures picked from wha
   3. scoring: the store of the published shape, built here (only a small working tree travels to such a
      machine) at the largest scale whose build fits --build-budget seconds and half the free disk (two small
      builds measure the fixed and the per-case cost; the scale is printed), then score_scale.py's `score`
-     with 10,000 exact draws by the batched engine (on the GPU) and by the linearised one.
+     with 10,000 draws by the linearised engine and by the exact batched one (both on the GPU).
 The table (markdown: step, exit status, wall seconds, figures) is printed and written to --out; a step that
-fails or runs past its time limit is a row saying so, and the others still run. About 5 minutes on one H200
-by the step limits (6 at most).
+fails or runs past its time limit is a row saying so, and the others still run. The limits (build budget
+45 s, probes 80 s, each extraction 40 s, scoring 100 s) bound the run at under 7 minutes with the
+calibration builds; the steps are expected to take well under theirs (not yet measured on a GPU).
 `--smoke`: the same steps on the CPU at each script's smoke size and a tiny store, in seconds: what the
 test of the benchmarks runs, so that this driver cannot rot where no GPU is.
-Run: python benchmarks/gpu_suite.py [--out gpu_table.md] [--build-budget 100] [--smoke]
+Run: python benchmarks/gpu_suite.py [--out gpu_table.md] [--build-budget 45] [--smoke]
 """
 
 from __future__ import annotations
@@ -54,18 +55,18 @@ def steps(smoke: bool, store: Path | None, draws: int, encoders: int) -> list[St
     device = ("--device", "cpu" if smoke else "cuda")
     size = ("--smoke",) if smoke else ()
     out = [Step("probes", "probe_speed.py", (*device, "--no-sklearn", *size),
-                ("device ", "float32 GEMM", "engine throughput", "extrapolated published probe phase"), 90)]
+                ("device ", "float32 GEMM", "engine throughput", "extrapolated published probe phase"), 80)]
     for model in MODELS[:1] if smoke else MODELS:
         for precision in PRECISIONS:
             out.append(Step(f"extraction {model} {precision}", "extraction_speed.py",
                             (*device, "--arch", model, "--precision", precision, "--images", "2048",
                              "--batch-size", "256", "--threads", str(os.cpu_count() or 1), *size),
-                            ("extraction speed:", "plain loop", "ours", "ratio"), 60))
+                            ("extraction speed:", "plain loop", "ours", "ratio"), 40))
     if store is not None:
         out.append(Step(f"score, {draws:,} draws", "score_scale.py",
                         ("--store", str(store), "--draws", str(draws), "--encoders", str(encoders),
-                         "--engines", "batched,linearised", "--score-only", "--no-slopes", "--no-kernel"),
-                        ("store:", "  score "), 150))
+                         "--engines", "linearised,batched", "--score-only", "--no-slopes", "--no-kernel"),
+                        ("store:", "  score "), 100))
     return out
 
 
@@ -155,7 +156,7 @@ def table(rows: list[tuple[str, int | str, float, list[str]]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("gpu_table.md"), help="where the table is written")
-    parser.add_argument("--build-budget", type=float, default=100.0, help="seconds the scoring store's build may take")
+    parser.add_argument("--build-budget", type=float, default=45.0, help="seconds the scoring store's build may take")
     parser.add_argument("--draws", type=int, default=10_000, help="exact bootstrap draws of `score`")
     parser.add_argument("--no-scoring", action="store_true", help="probes and extraction only")
     parser.add_argument("--smoke", action="store_true", help="the CPU at smoke sizes, a tiny store (seconds)")
