@@ -25,6 +25,7 @@ import datetime
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -73,15 +74,19 @@ def steps(smoke: bool, store: Path | None, draws: int, encoders: int) -> list[St
 def run_step(step: Step, env: dict) -> tuple[int | str, float, list[str]]:
     """(exit status or 'timed out', wall seconds, the picked lines) of one step."""
     started = time.perf_counter()
+    # a session of its own, so that a step past its limit is ended with the CLI children it started
+    child = subprocess.Popen([sys.executable, str(HERE / step.script), *step.args], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        done = subprocess.run([sys.executable, str(HERE / step.script), *step.args], env=env, capture_output=True,
-                              text=True, timeout=step.limit_s)
+        stdout, stderr = child.communicate(timeout=step.limit_s)
     except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
         return f"timed out at {step.limit_s} s", time.perf_counter() - started, []
-    lines = [line.strip() for line in done.stdout.splitlines() if line.startswith(step.picks)]
-    if done.returncode != 0:
-        lines.append(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no error message")
-    return done.returncode, time.perf_counter() - started, lines
+    lines = [line.strip() for line in stdout.splitlines() if line.startswith(step.picks)]
+    if child.returncode != 0:
+        lines.append(stderr.strip().splitlines()[-1] if stderr.strip() else "no error message")
+    return child.returncode, time.perf_counter() - started, lines
 
 
 def largest_scale(seconds: dict[float, float], budget_s: float, bytes_at: dict[float, int], free_bytes: int,
