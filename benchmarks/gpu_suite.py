@@ -74,7 +74,7 @@ def steps(smoke: bool, store: Path | None, draws: int, encoders: int) -> list[St
 def run_step(step: Step, env: dict) -> tuple[int | str, float, list[str]]:
     """(exit status or 'timed out', wall seconds, the picked lines) of one step."""
     started = time.perf_counter()
-    # a session of its own, so that a step past its limit is ended with the CLI children it started
+    # a process group of its own, so that a step past its limit is ended with the CLI children it started
     child = subprocess.Popen([sys.executable, str(HERE / step.script), *step.args], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
