@@ -30,9 +30,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from score_scale import build_store, encoder_truths, timed_cli  # noqa: E402  (a sibling script)
+from score_scale import TASKS, build_store, capped, encoder_truths, timed_cli  # noqa: E402  (a sibling script)
 
-SMOKE = {"scale": 0.02, "encoders": 5, "draws": 20}
+# a few percent of the cases, one perturbation per task: seconds, every command
+SMOKE = {"scale": 0.01, "encoders": 5, "draws": 20, "perturbations": 1}
+HEADER = "  command"
 
 
 def split_bundles(store: Path, work: Path, n_encoders: int) -> tuple[Path, Path, dict]:
@@ -59,6 +61,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--scale", type=float, default=1.0, help="share of the published test-set sizes")
     parser.add_argument("--encoders", type=int, default=17, help="encoders including the two baselines")
     parser.add_argument("--draws", type=int, default=200, help="bootstrap draws of score, compare and leaderboard")
+    parser.add_argument("--perturbations", type=int, default=None, help="at most this many perturbations per task")
     parser.add_argument("--engine", default="batched", help="the case bootstrap engine every command uses")
     parser.add_argument("--smoke", action="store_true", help=f"the smoke size: {SMOKE}")
     parser.add_argument("--out", type=Path, default=None, help="work folder (default: a temporary one)")
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.smoke:
-        args.scale, args.encoders, args.draws = SMOKE["scale"], SMOKE["encoders"], SMOKE["draws"]
+        vars(args).update(SMOKE)
     work = args.out or Path(tempfile.mkdtemp(prefix="bundle-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     src = str(Path(__file__).resolve().parents[1] / "src")
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     try:
         if args.build_only:
             started = time.perf_counter()
-            built = build_store(work / "store", args.scale, args.encoders, n_boot=args.draws)
+            built = build_store(work / "store", args.scale, args.encoders, n_boot=args.draws,
+                                tasks=capped(TASKS, args.perturbations))
             _, _, counts = split_bundles(work / "store", work, args.encoders)
             print(f"scale {args.scale} of the published shape, {args.encoders} encoders: {built['records']} records; "
                   "bundles " + "; ".join(f"{k}: {v['records']} records, {v['vectors']} vectors, "
@@ -89,6 +93,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             # built in a child, so that the parent running the measured commands stays small
             build = [sys.executable, __file__, "--build-only", "--out", str(work), "--scale", str(args.scale),
                      "--encoders", str(args.encoders), "--draws", str(args.draws)]
+            build += ["--perturbations", str(args.perturbations)] if args.perturbations is not None else []
             subprocess.run(build, env=env, check=True)
         a, b = work / "a.crsb", work / "b.crsb"
         print(f"measured: scale {args.scale} of the published shape, {args.encoders} encoders, {args.draws} draws "
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                     ("score (results folder)", ["score", str(work / "store"), *n_boot]),
                     ("compare a b", ["compare", str(a), str(b), *n_boot]),
                     ("leaderboard a b", ["leaderboard", str(a), str(b), "-o", str(work / "site"), *n_boot]))
-        print(f"  {'command':<24}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}", flush=True)
+        print(f"{HEADER:<26}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}", flush=True)
         chosen = [c for c in args.only.split(",") if c]
         for label, cli in commands:
             if chosen and label.split()[0] not in chosen:

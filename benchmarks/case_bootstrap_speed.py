@@ -8,12 +8,13 @@ perturbations x 3 severities; every record keeps its per-case predictions.
   - baseline: the same chain as a straightforward loop over draws (each draw repeats the drawn
     cases and calls metrics/classification.py per record, then axis_math and crs_batch), timed on a few draws and
     extrapolated per draw. The baseline uses the same random draws and must agree on them.
-Run: python benchmarks/case_bootstrap_speed.py [--draws 2000] [--loop-draws 10]
+Run: python benchmarks/case_bootstrap_speed.py [--draws 2000] [--loop-draws 10] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
@@ -36,6 +37,8 @@ DEMO_SHAPE = Design(
     ENCODERS, n_cases=300, tasks=("derm", "fundus", "cxr"), task_classes=(3, 5, 3), multi_label_tasks=("cxr",),
     fractions=(0.01, 0.05, 0.10, 0.25, 0.50, 1.0), perturbations=("noise", "blur", "jpeg", "contrast"), severities=(1, 3, 5),
 )
+HEADER = "cohort:"
+SMOKE = dict(draws=20, loop_draws=1, cases=60)
 
 
 def loop_bootstrap(records, stored, axis_scores, config: CRSConfig, n_loop: int) -> np.ndarray:
@@ -88,16 +91,21 @@ def loop_bootstrap(records, stored, axis_scores, config: CRSConfig, n_loop: int)
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--loop-draws", type=int, default=10)
-    args = parser.parse_args()
-    records, stored = simulate(DEMO_SHAPE, np.random.default_rng(0))
+    parser.add_argument("--cases", type=int, default=DEMO_SHAPE.n_cases, help="test cases per task")
+    parser.add_argument("--smoke", action="store_true", help=f"seconds: {SMOKE}")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(SMOKE)
+    design = dataclasses.replace(DEMO_SHAPE, n_cases=args.cases)
+    records, stored = simulate(design, np.random.default_rng(0))
     config = CRSConfig(n_boot=args.draws, n_weight_draws=0)
     axis_scores = compute_axes(records, delta=config.delta, predictions=stored)
-    print(f"cohort: {len(records)} records, {stored.index['probs'].nunique()} distinct prediction vectors, "
-          f"{DEMO_SHAPE.n_cases} cases per task")
+    print(f"{HEADER} {len(records)} records, {stored.index['probs'].nunique()} distinct prediction vectors, "
+          f"{design.n_cases} cases per task")
 
     started = time.perf_counter()
     result = case_bootstrap(records, stored, axis_scores, axis_scores.encoders[0], config)

@@ -1,6 +1,6 @@
 """Mean SSIM to the clean image by perturbation x severity, per modality set, on real images.
 
-    python benchmarks/perturbation_ssim.py [--n 32] [--ph2 8] [--seed 0]
+    python benchmarks/perturbation_ssim.py [--n 32] [--ph2 8] [--seed 0] [--smoke]
 
 Data from ../shared/data relative to the repo root (see its README): PH2 dermoscopy (resized and
 centre-cropped to 192 px), RetinaMNIST test (28 px RGB), PneumoniaMNIST test (28 px grey) and the
@@ -21,6 +21,11 @@ from PIL import Image, ImageOps
 from crsbench.perturbations import MODALITY_SETS, SEVERITIES, perturb, ssim
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# what it reads under DATA: the smoke test skips, naming the first one absent
+NEEDS_SHARED_DATA = ("ph2/images", "medmnist/retinamnist.npz", "medmnist/pneumoniamnist.npz",
+                     "cxr_multisource/cxr_multisource_128.npz")
+HEADER = "## "
+SMOKE = dict(n=4, ph2=2)
 
 
 def load(n: int, n_ph2: int) -> dict[str, np.ndarray]:
@@ -52,13 +57,16 @@ def mean_ssim_table(images: np.ndarray, dataset: str, names: tuple[str, ...], se
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=32, help="images per MedMNIST / CXR dataset")
     ap.add_argument("--ph2", type=int, default=8, help="PH2 images")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a busy 2-core box)")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help=f"seconds: {SMOKE}")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        vars(args).update(SMOKE)
     torch.set_num_threads(args.threads)
     if not DATA.is_dir():
         raise SystemExit(f"no data at {DATA}")
@@ -68,7 +76,7 @@ def main() -> None:
     for modality, names in MODALITY_SETS.items():
         for dataset in DATASETS_FOR[modality]:
             table = mean_ssim_table(data[dataset], dataset, names, args.seed)
-            print(f"\n## {modality} on {dataset} ({len(data[dataset])} images): mean SSIM to clean")
+            print(f"\n{HEADER}{modality} on {dataset} ({len(data[dataset])} images): mean SSIM to clean")
             print(f"| {'perturbation':<16} | " + " | ".join(f"  s{s}  " for s in SEVERITIES) + " | min gap |")
             print(f"|{'-' * 18}|" + "|".join("-" * 8 for _ in SEVERITIES) + "|---------|")
             for name, row in table.items():

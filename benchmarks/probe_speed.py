@@ -12,7 +12,7 @@ the clean test set, and at full labels on 1 clean + 60 perturbed conditions.
     the speed-up, each side the fastest of --repeats runs.
 The published probe phase (15 encoders x 3 tasks x 5 seeds x 6 fractions) is extrapolated from the
 engine's grid time. Embeddings are memory-mapped from disk, as the cache serves them.
-Run: python benchmarks/probe_speed.py [--quick] [--threads N] [--device cpu|cuda] [--repeats R] [--float32-only]
+Run: python benchmarks/probe_speed.py [--quick | --smoke] [--threads N] [--device cpu|cuda] [--repeats R] [--float32-only]
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ from crsbench.plan.subsets import fraction_subset
 TASKS = (("dermatology-8", "single_label", 8, 768), ("ophthalmology-5", "single_label", 5, 512), ("cxr-5", "multi_label", 5, 1024))
 SEEDS, FRACTIONS = (0, 1, 2, 3, 4), (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
 PERTURBED_CONDITIONS, PUBLISHED_ENCODERS = 60, 15
+HEADER = "device "
+# (n_train, n_eval, seeds on the grid, scikit-learn's fractions, perturbed conditions evaluated)
+SIZES = {"full": (20_000, 2_000, SEEDS, (0.05, 0.25, 1.0), PERTURBED_CONDITIONS),
+         "quick": (5_000, 1_000, SEEDS[:1], (0.1, 1.0), PERTURBED_CONDITIONS),
+         "smoke": (600, 200, SEEDS[:1], (1.0,), 2)}
 
 
 def synthetic_task(kind: str, k: int, d: int, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -96,11 +101,14 @@ def sklearn_probe(task_type, x, y, x_val, y_val, n_classes, config) -> float:
 def gemm_gflops(n: int, d: int, device) -> float:
     a = torch.randn(n, d, device=device)
     b = torch.randn(d, d, device=device)
+    on_gpu = str(device).startswith("cuda")
     a @ b
+    if on_gpu:  # the warm-up product finished before the clock starts
+        torch.cuda.synchronize()
     started, repeats = time.perf_counter(), 3
     for _ in range(repeats):
         a @ b
-    if device == "cuda":
+    if on_gpu:
         torch.cuda.synchronize()
     return 2.0 * n * d * d * repeats / (time.perf_counter() - started) / 1e9
 
@@ -123,25 +131,30 @@ def units(task_type, y, name, seeds):
             yield seed, fraction, fraction_subset(task_type, y, name, seed, fraction)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller training sets, one seed on the grid")
+    parser.add_argument("--smoke", action="store_true", help="seconds: n_train 600, one repeat, 2 perturbed conditions")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for both solvers")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats of each same-fit comparison (the fastest counts)")
     parser.add_argument("--float32-only", action="store_true", help="no bfloat16 warm-up, as on hardware without native bfloat16")
-    args = parser.parse_args()
+    parser.add_argument("--no-sklearn", action="store_true", help="the engine's grid alone (scikit-learn's loop takes minutes at n 20,000)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeats = 1
+    # the hardware's capability, printed before --float32-only turns the warm-up off
+    native = "native" if probe_engine.bfloat16_is_native(args.device) else "not native"
     if args.float32_only:
         probe_engine.bfloat16_is_native = lambda device: False
     torch.set_num_threads(args.threads)
-    n_train, n_eval = (5_000, 1_000) if args.quick else (20_000, 2_000)
-    seeds = SEEDS[:1] if args.quick else SEEDS
-    sklearn_fractions = (0.1, 1.0) if args.quick else (0.05, 0.25, 1.0)
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    n_train, n_eval, seeds, sklearn_fractions, perturbed = SIZES[size]
     config = ProbeConfig(DEFAULT_C_GRID)
     rng = np.random.default_rng(0)
     folder = Path(tempfile.mkdtemp(prefix="probe_speed_"))
     warm_up = "off" if args.float32_only or not probe_engine.bfloat16_is_native(args.device) else "on"
-    print(f"device {args.device}, {args.threads} thread(s), n_train {n_train}, seeds on the grid {len(seeds)}, bfloat16 warm-up {warm_up}")
+    print(f"{HEADER}{args.device} (bfloat16 {native}), {args.threads} thread(s), n_train {n_train}, seeds on the grid {len(seeds)}, bfloat16 warm-up {warm_up}")
 
     with threadpool_limits(args.threads):
         peak_gflops = gemm_gflops(n_train, 1024, args.device)
@@ -164,7 +177,7 @@ def main() -> None:
                 fit_seconds = time.perf_counter() - started
                 grid_flops += probe.gemm_flops * (len(SEEDS) / len(seeds) if fraction < 1.0 else 1)
                 started = time.perf_counter()
-                for condition in range(1 + PERTURBED_CONDITIONS * (fraction == 1.0)):
+                for condition in range(1 + perturbed * (fraction == 1.0)):
                     shifted = x_test if condition == 0 else x_test * np.float32(1 - 0.002 * condition)
                     metrics.evaluate(task_type, y_test, probe.predict_proba(shifted))
                 eval_seconds = time.perf_counter() - started
@@ -174,7 +187,8 @@ def main() -> None:
                     task_seconds += (fit_seconds + eval_seconds) * len(SEEDS) / len(seeds)
                     fit_total += fit_seconds * len(SEEDS) / len(seeds)
                 else:
-                    task_seconds += fit_seconds + eval_seconds * len(SEEDS)
+                    # conditions left out at the smoke size are counted at the time of those evaluated
+                    task_seconds += fit_seconds + eval_seconds * len(SEEDS) * (1 + PERTURBED_CONDITIONS) / (1 + perturbed)
                     fit_total += fit_seconds
                 task_fits += 1
                 if not probe.converged:
@@ -187,7 +201,7 @@ def main() -> None:
         for name, (task_type, k, x_mm, y, split) in data.items():
             x_val, y_val = np.asarray(x_mm[split["val"]]), y[split["val"]]
             y_train = y[split["train"]]
-            for fraction in sklearn_fractions:
+            for fraction in () if args.no_sklearn else sklearn_fractions:
                 subset = fraction_subset(task_type, y_train, name, 0, fraction)
                 x_fit = np.asarray(x_mm[subset])
                 engine_seconds, _ = best_of(args.repeats, fit_probe, task_type, x_fit, y_train[subset], x_val, y_val, k, config, args.device)
@@ -203,11 +217,12 @@ def main() -> None:
     print(f"engine fits on the grid: {fit_total:.1f} s of {grid_seconds:.1f} s (the rest: evaluations)")
     print(f"engine throughput in its fits: {achieved:.2f} GFLOP/s in matrix products = {100 * achieved / peak_gflops:.1f}% of GEMM")
     print(f"peak memory of the probe phase (max RSS): {peak_mb:.0f} MB")
-    scale = "" if not args.quick else f" (at n_train {n_train}; run without --quick for 20,000)"
+    scale = "" if size == "full" else f" (at n_train {n_train}; run without --{size} for 20,000)"
     print(f"extrapolated published probe phase ({PUBLISHED_ENCODERS} encoders x 3 tasks x 5 seeds x 6 fractions): {published / 60:.1f} min{scale}")
     # the engine keeps the chosen C's fit; the loop's refit is what a user's loop adds to get its model
-    print(f"speed-up vs the scikit-learn loop without its refit: {(sklearn_same - sklearn_refits) / engine_same:.1f}x")
-    print(f"speed-up vs scikit-learn: {sklearn_same / engine_same:.1f}x")
+    if not args.no_sklearn:
+        print(f"speed-up vs the scikit-learn loop without its refit: {(sklearn_same - sklearn_refits) / engine_same:.1f}x")
+        print(f"speed-up vs scikit-learn: {sklearn_same / engine_same:.1f}x")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from crsbench.scoring.case_bootstrap import case_bootstrap, leading_tier, traini
 from crsbench.scoring.simulation import Design, EncoderTruth, population_crs, realise_refits, simulate
 
 CONFIG = CRSConfig(n_boot=200, n_weight_draws=0)
+HEADER = "design "
+SMOKE_REPETITIONS = 4  # seconds: a check that it runs, its rates only a few runs deep
 REFERENCE = "a"
 DESIGNS = {
     # a small training split: the refit spread rivals the test-set noise (the demo, PH2)
@@ -112,21 +114,21 @@ def run(design: Design, repetitions: int, refits: int, seed: int = 2026) -> dict
     return table
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="20 repetitions, K = 4")
+    parser.add_argument("--smoke", action="store_true", help=f"{SMOKE_REPETITIONS} repetitions, K = 4")
     parser.add_argument("--design", choices=list(DESIGNS), nargs="+", default=list(DESIGNS))
     parser.add_argument("--repetitions", type=int, default=150)
     parser.add_argument("--refits", type=int, nargs="+", default=[4, 8])
-    args = parser.parse_args()
-    repetitions, ks = (20, [4]) if args.smoke else (args.repetitions, args.refits)
+    args = parser.parse_args(argv)
+    repetitions, ks = (SMOKE_REPETITIONS, [4]) if args.smoke else (args.repetitions, args.refits)
     for name in args.design:
         design = DESIGNS[name]
         for k in ks:
             started = time.perf_counter()
             table = run(design, repetitions, k)
             print(f"\n{name}, K = {k}, {repetitions} repetitions ({time.perf_counter() - started:.0f} s)")
-            print(f"{'design':12s} {'coverage':>16s} {'tier holds best':>16s} {'size':>5s} {'fresh top in tier':>18s}")
+            print(f"{HEADER:12s} {'coverage':>16s} {'tier holds best':>16s} {'size':>5s} {'fresh top in tier':>18s}")
             for v, row in table.items():
                 print(f"{v:12s} {row['coverage']:9.3f} ({row['coverage_se']:.3f}) {row['holds']:9.3f} ({row['holds_se']:.3f})"
                       f" {row['size']:5.2f} {row['fresh']:11.3f} ({row['fresh_se']:.3f})")

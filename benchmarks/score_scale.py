@@ -22,12 +22,13 @@ the same run: a plain numpy loop over draws of the same statistic (the task's ma
 prediction vector, metrics.auroc_macro on the resampled rows). The loop is timed on a few draws and
 scaled per draw.
 
-Run: python benchmarks/score_scale.py [--scale 0.05] [--draws 200] [--encoders 17] [--out DIR] [--keep]
+Run: python benchmarks/score_scale.py [--scale 0.05] [--draws 200] [--encoders 17] [--out DIR] [--keep] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -50,6 +51,11 @@ FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
 SEVERITIES = (1, 2, 3, 4, 5)
 SUITE_HASH = "scale-benchmark"
 N_TRAIN = {"derm": 17_700, "ophtho": 2_560, "cxr": 156_000}
+HEADER = "threads:"
+# every step at its smallest: 50 cases per test set, 3 encoders, 10 draws, one engine on the CLI, slopes
+# over 50-100 cases, the kernel on 2,000 cases
+SMOKE = dict(scale=0.001, encoders=3, draws=10, slope_scale=0.002, loop_draws=1, engines="batched",
+             kernel_cases=2_000, slope_encoders=(2, 3, 4), perturbations=1, no_rescoring=True)
 
 
 @dataclass(frozen=True)
@@ -119,7 +125,15 @@ def _metrics(shape: TaskShape, y, probs) -> dict:
             "brier": metrics.brier(t, y, proba), "nll": metrics.nll(t, y, proba)}
 
 
-def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_boot: int = 10_000, refits: int = 0) -> dict:
+def capped(tasks: tuple[TaskShape, ...], perturbations: int | None) -> tuple[TaskShape, ...]:
+    """The task shapes with at most `perturbations` perturbations each (None: as they are)."""
+    if perturbations is None:
+        return tasks
+    return tuple(dataclasses.replace(t, perturbations=min(t.perturbations, perturbations)) for t in tasks)
+
+
+def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_boot: int = 10_000, refits: int = 0,
+                tasks: tuple[TaskShape, ...] = TASKS) -> dict:
     """Write the store; returns counts. Every record goes through ResultsStore.add with its index rows.
     The suite's `crs: {n_boot}` is what `report` rescores with. `refits`: per encoder and task, that many
     refit records of every 100 % condition (refit k, the first seed; their metrics only, as a run stores
@@ -135,7 +149,7 @@ def build_store(folder: Path, scale: float, n_encoders: int, seed: int = 0, n_bo
         store.start_run({"run_id": "run-1", "started_at": "2026-01-01T00:00:00+00:00", "suite_hash": SUITE_HASH,
                          "suite_name": "scale", "suite_yaml": json.dumps(suite), "crsbench_version": "0",
                          "host": "benchmark"})
-        for shape in TASKS:
+        for shape in tasks:
             n = max(50, int(round(shape.n_cases * scale)))
             sets = [("test", n, f"shift:{shape.name}-b")] + ([("shift", max(50, int(round(shape.shift_cases * scale))), "")]
                                                              if shape.shift_cases else [])
@@ -253,18 +267,12 @@ def _slope(xs, ys) -> float:
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
-def _cohort(folder: Path, scale: float, n_encoders: int):
+def _cohort(folder: Path, scale: float, n_encoders: int, tasks: tuple[TaskShape, ...] = TASKS):
     """The cxr task alone (the largest) as a store, its records, predictions and axes."""
     from crsbench.api import grid_view
     from crsbench.scoring.axes import compute_axes
 
-    global TASKS
-    saved = TASKS
-    TASKS = tuple(t for t in saved if t.name == "cxr")
-    try:
-        build_store(folder, scale, n_encoders, seed=1)
-    finally:
-        TASKS = saved
+    build_store(folder, scale, n_encoders, seed=1, tasks=tuple(t for t in tasks if t.name == "cxr"))
     records, _ = grid_view(folder)
     stored = load_predictions(folder)
     return records, stored, compute_axes(records, predictions=stored)
@@ -301,13 +309,14 @@ def time_loop(records, stored, draws: int, loop_draws: int) -> float:
     return (time.process_time() - started) / loop_draws * draws
 
 
-def slopes(work: Path, scale: float, draws: int, loop_draws: int) -> list[dict]:
+def slopes(work: Path, scale: float, draws: int, loop_draws: int, encoders: tuple[int, int, int] = (3, 5, 9),
+           tasks: tuple[TaskShape, ...] = TASKS) -> list[dict]:
     """Bootstrap vs loop cost at three test-case counts, three cohort sizes and three draw counts."""
     rows = []
-    base_scale, base_enc = scale, 5
+    base_scale, base_enc = scale, encoders[1]
     grids = {
         "cases": [(base_scale * m, base_enc, draws) for m in (0.5, 1, 2)],
-        "encoders": [(base_scale, e, draws) for e in (3, 5, 9)],
+        "encoders": [(base_scale, e, draws) for e in encoders],
         "draws": [(base_scale, base_enc, d) for d in (draws // 2, draws, draws * 2)],
     }
     cache = {}
@@ -315,7 +324,7 @@ def slopes(work: Path, scale: float, draws: int, loop_draws: int) -> list[dict]:
         for s, e, d in points:
             if (s, e) not in cache:
                 folder = work / f"slope-{s:g}-{e}"
-                cache[(s, e)] = _cohort(folder, s, e)
+                cache[(s, e)] = _cohort(folder, s, e, tasks)
             records, stored, axis_scores = cache[(s, e)]
             n_cases = len(stored.case_set(stored.index["test_set"].iloc[0]).case_id)
             reference = time_bootstrap(records, stored, axis_scores, d, "reference")
@@ -372,7 +381,7 @@ def kernel_rates(n_cases: int = 20_000, n_columns: int = 8, draws: int = 200, re
     return {k: v / (n_columns * n_cases * draws) for k, v in best.items()}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=0.05, help="share of the published test-set sizes")
     parser.add_argument("--encoders", type=int, default=17, help="encoders including the two baselines")
@@ -387,18 +396,27 @@ def main() -> None:
     parser.add_argument("--engines", default="batched,linearised", help="case bootstrap engines the CLI runs with")
     parser.add_argument("--out", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
-    args = parser.parse_args()
+    parser.add_argument("--kernel-cases", type=int, default=20_000, help="cases of the AUROC kernel's columns")
+    parser.add_argument("--slope-encoders", type=int, nargs=3, default=(3, 5, 9), help="cohort sizes of the slope in encoders")
+    parser.add_argument("--perturbations", type=int, default=None, help="at most this many perturbations per task")
+    parser.add_argument("--no-rescoring", action="store_true", help="leave out the report that rescores")
+    parser.add_argument("--score-only", action="store_true", help="of the CLI commands, `score` alone")
+    parser.add_argument("--smoke", action="store_true", help=f"seconds, every step: {SMOKE}")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(SMOKE)
+    tasks = capped(TASKS, args.perturbations)
     work = args.out or Path(tempfile.mkdtemp(prefix="score-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1] / "src"),
                                                                   os.environ.get("PYTHONPATH")]))}
-    print(f"threads: torch/BLAS as set by the environment; CPUs visible {os.cpu_count()}")
+    print(f"{HEADER} torch/BLAS as set by the environment; CPUs visible {os.cpu_count()}")
     try:
         if not args.no_cli:
             store = args.store or work / "store"
             started = time.perf_counter()
             if args.store is None:
-                build_store(store, args.scale, args.encoders, n_boot=args.draws, refits=args.refits)
+                build_store(store, args.scale, args.encoders, n_boot=args.draws, refits=args.refits, tasks=tasks)
             built = time.perf_counter() - started
             database = (store / "results.sqlite").stat().st_size
             sizes = storage_bytes(store)
@@ -418,20 +436,22 @@ def main() -> None:
                                    ("results --export", ["results", str(store), "--export", "--out", str(work / "export")])):
                     if label == "results --export" and engine != args.engines.split(",")[0]:
                         continue  # no bootstrap in it
+                    if (label == "report, rescoring" and args.no_rescoring) or (args.score_only and label != "score"):
+                        continue
                     if label == "report, rescoring":  # without the value `score` stored, as before it was kept
                         shutil.rmtree(store / "scored", ignore_errors=True)
                     seconds, cpu, rss, _ = timed_cli(cli, env, engine)
                     print(f"  {label:<19}{engine:>11}{seconds:9.1f}{cpu:9.1f}{rss:13.0f}", flush=True)
         if not args.no_kernel:
-            rates = kernel_rates()
+            rates = kernel_rates(args.kernel_cases)
             cells = published_columns(args.encoders)
-            print(f"AUROC kernel, ns per column x case x draw (20,000 cases, 200 draws): "
+            print(f"AUROC kernel, ns per column x case x draw ({args.kernel_cases:,} cases, 200 draws): "
                   + ", ".join(f"{k} {v * 1e9:.2f}" for k, v in rates.items()))
             for draws in (2_000, 10_000):
                 print(f"  published shape ({args.encoders} encoders, {cells / 1e6:.0f} M column-cases), {draws} draws, "
                       "AUROC alone: " + ", ".join(f"{k} {v * cells * (draws + 1) / 60:.0f} min" for k, v in rates.items()))
         if not args.no_slopes:
-            rows = slopes(work, args.slope_scale, args.draws, args.loop_draws)
+            rows = slopes(work, args.slope_scale, args.draws, args.loop_draws, tuple(args.slope_encoders), tasks)
             print("slopes, CPU seconds (cxr task alone; case_bootstrap by the reference, batched and linearised "
                   "engines; loop = plain numpy loop over draws)")
             print(f"  {'axis':<9}{'cases':>7}{'encoders':>9}{'draws':>7}{'reference s':>13}{'batched s':>11}"

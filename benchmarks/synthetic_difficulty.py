@@ -7,6 +7,7 @@ Features: (a) raw pixels of a 16x16 area-downsample, (b) EfficientNet-Lite0 Imag
 
     python benchmarks/synthetic_difficulty.py                   # all specialties, both feature sets
     python benchmarks/synthetic_difficulty.py --specialties derm --features raw
+    python benchmarks/synthetic_difficulty.py --smoke          # seconds: fundus, raw pixels, small splits
 
 Targets the generator is tuned for (n_train=700, n_val=100, n_test=300): Lite0 site-A AUROC
 roughly 0.70-0.93; raw pixels at least ~0.05 below Lite0 for two or more specialties; site B
@@ -38,6 +39,8 @@ from sklearn.preprocessing import StandardScaler
 from crsbench.datasets.synthetic import SPECIALTIES, demo_dataset
 
 C_GRID = (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+HEADER = "specialty"
+SMOKE = dict(specialties=["fundus"], features=["raw"], n_train=120, n_val=40, n_test=60)
 
 
 def raw16(images: np.ndarray) -> np.ndarray:
@@ -136,7 +139,7 @@ def write_grid(path: Path, per_class: int = 4, seed: int = 0) -> None:
     print(f"wrote {path}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--specialties", nargs="+", default=list(SPECIALTIES), choices=SPECIALTIES)
     parser.add_argument("--features", nargs="+", default=["raw", "lite0"], choices=["raw", "lite0"])
@@ -150,7 +153,10 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--grid", type=Path, default=None, help="only write a PNG contact sheet of examples here")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help=f"seconds: {SMOKE}")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(SMOKE)
     if args.grid is not None:
         write_grid(args.grid, seed=args.seed)
         return
@@ -159,7 +165,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     sizes = dict(n_train=args.n_train, n_val=args.n_val, n_test=args.n_test, seed=args.seed)
-    print(f"{'specialty':10s} {'features':8s} {'C':>7s} {'AUROC A':>8s} {'AUROC B':>8s} {'drop':>6s}  time")
+    print(f"{HEADER:10s} {'features':8s} {'C':>7s} {'AUROC A':>8s} {'AUROC B':>8s} {'drop':>6s}  time")
     for specialty in args.specialties:
         a, b = demo_dataset(specialty, "A", **sizes), demo_dataset(specialty, "B", **sizes)
         task = a.meta.task_type

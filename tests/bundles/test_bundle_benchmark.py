@@ -18,7 +18,8 @@ def test_the_bundle_benchmark_runs_at_smoke_size(tmp_path, capsys):
     spec.loader.exec_module(module)
     rows = module.main(["--smoke", "--out", str(tmp_path / "work")])
     printed = capsys.readouterr().out
-    assert "measured: scale 0.02 of the published shape, 5 encoders, 20 draws" in printed
+    smoke = module.SMOKE
+    assert f"measured: scale {smoke['scale']} of the published shape, {smoke['encoders']} encoders, {smoke['draws']} draws" in printed
     assert [r["command"] for r in rows] == ["verify a.crsb", "score (results folder)", "compare a b", "leaderboard a b"]
     assert all(r["wall_s"] > 0 and r["rss_mb"] > 50 for r in rows)
     assert rows[0]["rss_mb"] < 1024  # verify holds no vector

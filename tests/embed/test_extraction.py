@@ -60,6 +60,9 @@ def test_device_and_precision_choice():
     assert select_device() == expected and select_device("cpu") == "cpu"
     assert resolve_precision("cpu") == "fp32" and resolve_precision("cpu", "bf16") == "fp32"
     assert resolve_precision("cuda", "fp32") == "fp32" and resolve_precision("cuda", "fp16") == "fp16"
+    # float32 unless reduced precision is asked for by name: records are compared against float32 vectors
+    assert resolve_precision("cuda") == "fp32" and resolve_precision("cuda:1", "bf16") == "bf16"
+    assert resolve_precision("mps", "bf16") == "fp32"
     with pytest.raises(ValueError):
         resolve_precision("cpu", "int8")
 

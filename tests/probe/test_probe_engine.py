@@ -259,3 +259,41 @@ def test_history_hand_over_puts_each_problem_newest_pair_last():
     np.testing.assert_array_equal(steps[:, 1].numpy(), expected.numpy())
     assert torch.all(into.rho[:, [1, 3]] == 0)  # problems not handed over stay out of the recursion
     assert into.order()[0] == probe_engine.HISTORY - 1
+
+
+@pytest.mark.parametrize("capability, native", [((7, 5), False), ((8, 0), True), ((8, 6), True), ((9, 0), True)])
+def test_bfloat16_is_native_on_a_cuda_device_from_compute_capability_8(monkeypatch, capability, native):
+    asked = []
+
+    def capability_of(device):
+        asked.append(device)
+        return capability
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", capability_of)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: not native)  # the CPU's answer is not used
+    assert probe_engine.bfloat16_is_native("cuda:1") is native
+    assert asked == [torch.device("cuda:1")]  # the device asked about, not the current one
+
+
+@pytest.mark.parametrize("avx512_bf16", [False, True])
+def test_bfloat16_is_native_on_a_cpu_by_its_instruction_set_and_never_on_other_devices(monkeypatch, avx512_bf16):
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: (9, 0))  # not asked for a CPU
+    assert probe_engine.bfloat16_is_native("cpu") is avx512_bf16
+    assert probe_engine.bfloat16_is_native(torch.device("cpu")) is avx512_bf16
+    assert probe_engine.bfloat16_is_native("mps") is False
+
+
+def test_the_warm_up_follows_the_device_decision_and_the_answer_stays_float32(monkeypatch):
+    # a GPU of capability 8.0 would run the warm-up: here its decision is taken for the CPU the test runs on
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: (8, 0))
+    monkeypatch.setattr(probe_engine, "bfloat16_is_native",
+                        lambda device, decide=probe_engine.bfloat16_is_native: decide("cuda"))
+    monkeypatch.setattr(probe_engine, "WARM_UP_ROWS", 100)
+    z, batch = _warm_up_batch("softmax", np.random.default_rng(8))
+    rows = torch.from_numpy(z)
+    assert probe_engine.warm_up_rows(rows, torch.float32).dtype == torch.bfloat16
+    assert probe_engine.warm_up_rows(rows.double(), torch.float64) is None  # a float64 solve: never
+    solution = probe_engine.solve(z, batch, max_iter=1000, tol=1e-6, device="cpu")
+    assert np.all(solution.grad_norm <= 1e-6)
+    assert np.all(_objective_gradient(z.astype(float), batch, solution.coef, solution.intercept) <= 2e-6)

@@ -198,3 +198,40 @@ def test_a_vector_with_a_rare_class_gets_that_column_exactly_and_the_rest_linear
     expected = np.nanmean(np.stack([numpy_columns([c], counts.T)[0] if min(len(c.positives), len(c.negatives)) < EXACT_BELOW
                                     else linear_columns([c], counts, np.arange(n))[0] for c in three.auroc_columns]), axis=0)
     np.testing.assert_allclose(linear["three"], expected, atol=1e-12)
+
+
+def test_the_torch_product_equals_numpys_to_float32_rounding_on_cpu_tensors():
+    """The GPU path of the linearised engine, run on CPU tensors: the same draws as the numpy product but
+    for the order of float32 sums (relative 1e-6 of the per-cluster sums)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    n, n_clusters = 900, 400
+    columns = [_column(rng, n, positives, decimals=decimals)[2] for positives, decimals in ((300, None), (120, 1), (40, None))]
+    codes = rng.integers(0, n_clusters, size=n)
+    counts = _draws(rng, n_clusters, 150)
+    on_numpy = linear_columns(columns, counts, codes)
+    on_torch = linear_columns(columns, counts, codes, device=torch.device("cpu"))
+    np.testing.assert_allclose(on_torch, on_numpy, rtol=0, atol=1e-6)
+    assert on_torch[:, 0] == pytest.approx(on_numpy[:, 0], abs=0)  # draw 0, the point, exact on both
+    # the same by the engine's entry point, the torch kernel asked for by name
+    y = rng.integers(0, 3, size=n)
+    logits = rng.normal(size=(n, 3))
+    logits[np.arange(n), y] += 1.0
+    vectors = {"v": WeightedMetrics("single_label", y, np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))}
+    numpy_draws = draw_aurocs_linear(vectors.__getitem__, ["v"], counts, codes, kernel="numpy")["v"]
+    torch_draws = draw_aurocs_linear(vectors.__getitem__, ["v"], counts, codes, kernel="torch")["v"]
+    np.testing.assert_allclose(torch_draws, numpy_draws, rtol=0, atol=1e-6)
+
+
+def test_the_linearised_product_takes_the_device_the_exact_engine_would(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from crsbench.scoring import bootstrap_linear
+
+    monkeypatch.setattr(bootstrap_linear, "default_device", lambda: None)  # no GPU
+    assert bootstrap_linear._device_for(None, None) is None
+    assert bootstrap_linear._device_for("torch", None) == torch.device("cpu")
+    monkeypatch.setattr(bootstrap_linear, "default_device", lambda: torch.device("cuda"))  # a GPU seen
+    assert bootstrap_linear._device_for(None, None) == torch.device("cuda")
+    assert bootstrap_linear._device_for("numpy", None) is None
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        bootstrap_linear._device_for("jax", None)

@@ -16,7 +16,8 @@ Solver: L-BFGS with
   - the layout [problem, class, row], so the class axis is never the innermost one that the
     softmax reduces over, and every problem's logits come from one product with the rows;
   - converged problems leave the batch, so the weakly regularised ones do not pay for the rest.
-  - where bfloat16 products are native (CPUs with AVX512-BF16) and the rows many, the first iterations
+  - where bfloat16 products are native (CPUs with AVX512-BF16, GPUs of compute capability 8.0 and above)
+    and the rows many, the first iterations
     run with bfloat16 rows, about 3x faster, until the gradient nears bfloat16's rounding floor; the
     float32 descent then finishes from there with the secant pairs gathered so far.
 When d > n the rows span at most n directions and the optimum lies in their span (representer
@@ -320,10 +321,20 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
     return Solution(solution_w.double().cpu().numpy(), b.double().cpu().numpy(), grad_norm, iterations, descent.flops)
 
 
+# CUDA devices from compute capability 8.0 (Ampere) multiply bfloat16 in their tensor cores; earlier ones
+# convert it to float32 first, slower than float32 itself
+NATIVE_BFLOAT16_CAPABILITY = (8, 0)
+
+
 def bfloat16_is_native(device) -> bool:
-    """bfloat16 products at about 3x float32 speed: measured on CPUs with AVX512-BF16 (one thread, the
-    solver's shapes); elsewhere they are emulated or unmeasured, so the warm-up stays off."""
-    return torch.device(device).type == "cpu" and bool(torch.cpu._is_avx512_bf16_supported())
+    """bfloat16 products faster than float32 ones, decided per device: on a CPU, AVX512-BF16 (measured
+    there: about 3x at one thread and the solver's shapes); on a CUDA device, compute capability 8.0 and
+    above; elsewhere (mps, older GPUs) off. The warm-up only starts the descent: the answer is always
+    the float32 or float64 descent's (see `solve`)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return tuple(torch.cuda.get_device_capability(device)) >= NATIVE_BFLOAT16_CAPABILITY
+    return device.type == "cpu" and bool(torch.cpu._is_avx512_bf16_supported())
 
 
 def warm_up_rows(rows, dtype):

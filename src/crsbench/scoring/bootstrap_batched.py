@@ -19,6 +19,10 @@ equals the reference path bit for bit (tests/scoring/test_bootstrap_batched.py).
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -32,13 +36,33 @@ KERNELS = ("numpy", "torch")
 DEVICE_VARIABLE = "CRSBENCH_DEVICE"  # "cpu" forces the CPU where a GPU is present
 
 
+@functools.lru_cache(maxsize=1)
 def gpu_present() -> bool:
-    """An NVIDIA driver on this machine, or torch already loaded and seeing CUDA: only then is torch
-    imported for scoring (its import costs seconds and hundreds of MB, for nothing on a CPU machine)."""
+    """torch's own answer (`torch.cuda.is_available`), asked once per process, wherever it can be yes:
+    torch already loaded, or installed on a machine where the NVIDIA driver shows. Elsewhere torch is not
+    imported: its import costs seconds and hundreds of MB, for nothing on a machine without the driver."""
     loaded = sys.modules.get("torch")
-    if loaded is not None:
-        return bool(loaded.cuda.is_available())
-    return os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia/version")
+    if loaded is None:
+        if importlib.util.find_spec("torch") is None or not nvidia_driver_visible():
+            return False
+        loaded = _import_torch()
+    return bool(loaded.cuda.is_available())
+
+
+def nvidia_driver_visible() -> bool:
+    """The driver's device file or version, or its user-space library loadable: a container given a GPU
+    may show neither file, but the library CUDA itself loads is mounted into it."""
+    if os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia/version"):
+        return True
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def _import_torch():
+    return importlib.import_module("torch")
 
 
 def default_device():

@@ -24,9 +24,14 @@ first-order (delta-method) draw would lose for a small class. Values are clipped
 of the exact statistic; a draw where a side weighs 0 is NaN, as exactly. A column with fewer than
 EXACT_BELOW cases on one side is drawn exactly instead.
 
+The product runs in numpy on the CPU and in torch on a GPU (bootstrap_batched.default_device decides, as
+for the exact engine); the rest of a draw is elementwise and stays in numpy. The two products agree to
+float32 rounding (both sum float32 terms, in different orders).
+
 tests/scoring/test_bootstrap_linear.py checks the unit-weight value against scikit-learn, the draws
-against the exact engine (the error is small beside the bootstrap spread and shrinks with the cases), and
-the intervals' coverage by simulation against a known truth.
+against the exact engine (the error is small beside the bootstrap spread and shrinks with the cases), the
+torch product against numpy's on CPU tensors, and the intervals' coverage by simulation against a known
+truth.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from crsbench.metrics.weighted import BinaryAUROC
-from crsbench.scoring.bootstrap_batched import _macro, numpy_columns
+from crsbench.scoring.bootstrap_batched import KERNELS, _macro, default_device, numpy_columns
 
 MAX_CELLS = 24_000_000  # entries of one (draws, clusters) or (clusters, products) block: about 100 MB in float32
 # A column with fewer cases than this on one side is drawn exactly: the dropped term's share of the spread
@@ -101,18 +106,20 @@ class _Sums:
             self._add(_cluster_sums(self.codes, column.negatives, c, self.n_clusters), 0.0)))
         self.points.append(auroc)
 
-    def evaluate(self, counts: np.ndarray) -> np.ndarray:
+    def evaluate(self, counts: np.ndarray, device=None) -> np.ndarray:
         """AUROC (columns, n_draws): base + (counts - 1) @ sums a block of draws at a time, the product in
-        float32 on centred counts (small integers, so only the product's rounding enters), the rest in
-        float64; then the module docstring's formula for every column of the block at once."""
+        float32 on centred counts (small integers, so only the product's rounding enters; by torch on
+        `device` where one is given, else numpy), the rest in float64; then the module docstring's
+        formula for every column of the block at once."""
         sums = np.stack(self.columns, axis=1).astype(np.float32)  # (clusters, products)
+        product = _product_on(device, sums)
         base = np.asarray(self.base)
         p, q, sf, sc = (np.array(i) for i in zip(*self.places))
         out = np.empty((len(self.places), len(counts)))
         block = max(1, MAX_CELLS // max(self.n_clusters, sums.shape[1], 1))
         for start in range(0, len(counts), block):
             part = slice(start, start + block)
-            value = ((counts[part] - 1).astype(np.float32) @ sums).astype(np.float64) + base
+            value = product((counts[part] - 1).astype(np.float32)).astype(np.float64) + base
             total_pos, total_neg = value[:, p], value[:, q]
             with np.errstate(invalid="ignore", divide="ignore"):
                 draw = np.clip((value[:, sf] + value[:, sc] / total_neg) / total_pos, 0.0, 1.0)
@@ -122,11 +129,40 @@ class _Sums:
         return out
 
 
+def _product_on(device, sums: np.ndarray):
+    """centred counts (draws, clusters) -> (draws, products) float32: numpy's product, or torch's on `device`
+    with the sums moved there once."""
+    if device is None:
+        return lambda centred: centred @ sums
+    import torch
+
+    on_device = torch.from_numpy(sums).to(device)
+    return lambda centred: (torch.from_numpy(centred).to(device) @ on_device).cpu().numpy()
+
+
+def _device_for(kernel: str | None, device):
+    """The device of the product: None for numpy (the default on a CPU), else a torch device (the default
+    where there is a GPU; the CPU for kernel "torch" without one)."""
+    if kernel is not None and kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if kernel == "numpy":
+        return None
+    if device is None:
+        device = default_device()
+    if kernel == "torch" and device is None:
+        import torch
+
+        device = torch.device("cpu")
+    return None if kernel is None and (device is None or device.type == "cpu") else device
+
+
 def linear_columns(columns: Sequence[BinaryAUROC], counts: np.ndarray, codes: np.ndarray,
-                   exact_below: int = EXACT_BELOW) -> np.ndarray:
+                   exact_below: int = EXACT_BELOW, device=None, kernel: str | None = None) -> np.ndarray:
     """AUROC (q, n_draws) of the columns under case weights counts[:, codes], by the decomposition in the
     module docstring; a column with fewer than `exact_below` cases on one side is drawn exactly
-    (bootstrap_batched.numpy_columns), since there the dropped term is no longer small."""
+    (bootstrap_batched.numpy_columns), since there the dropped term is no longer small. kernel and device
+    as bootstrap_batched.draw_aurocs's, for the product."""
+    device = _device_for(kernel, device)
     out = np.empty((len(columns), len(counts)))
     rare = [j for j, c in enumerate(columns) if _rare(c, exact_below)]
     if rare:
@@ -136,7 +172,7 @@ def linear_columns(columns: Sequence[BinaryAUROC], counts: np.ndarray, codes: np
         sums = _Sums(codes, counts.shape[1])
         for j in common:
             sums.add(columns[j])
-        out[common] = sums.evaluate(counts)
+        out[common] = sums.evaluate(counts, device)
     return out
 
 
@@ -155,12 +191,15 @@ def _exact(columns: Sequence[BinaryAUROC], rows: Sequence[int], counts: np.ndarr
 
 
 def draw_aurocs_linear(metrics_of, digests: Sequence[str], counts: np.ndarray, codes: np.ndarray, *,
-                       max_columns: int | None = None, exact_below: int = EXACT_BELOW) -> dict[str, np.ndarray]:
+                       max_columns: int | None = None, exact_below: int = EXACT_BELOW, device=None,
+                       kernel: str | None = None) -> dict[str, np.ndarray]:
     """bootstrap_batched.draw_aurocs's result (macro AUROC (n_draws,) per vector), linearised.
 
     Vectors are built one at a time and only their per-cluster sums kept (a rare class's column, drawn
     exactly, keeps its rank statistics); a group's sums stay under MAX_CELLS (or `max_columns` AUROC
-    columns), so memory does not grow with the number of vectors."""
+    columns), so memory does not grow with the number of vectors. kernel and device as draw_aurocs's, for
+    the product."""
+    device = _device_for(kernel, device)
     digests = list(dict.fromkeys(digests))
     if not digests:
         return {}
@@ -176,7 +215,7 @@ def draw_aurocs_linear(metrics_of, digests: Sequence[str], counts: np.ndarray, c
         values = np.empty((len(owners), len(counts)))
         common = [i for i, (_, exact) in enumerate(owners) if exact is None]
         if common:
-            values[common] = sums.evaluate(counts)
+            values[common] = sums.evaluate(counts, device)
         exact_rows = [i for i, (_, exact) in enumerate(owners) if exact is not None]
         if exact_rows:
             values[exact_rows] = _exact([owners[i][1] for i in exact_rows], range(len(exact_rows)), counts, codes)
