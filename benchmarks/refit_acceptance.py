@@ -34,6 +34,8 @@ import pandas as pd
 from crsbench.scoring.refit_simulation import (Design, Runs, doubled, published_like, rates, reliability,
                                              simulate_runs, small_split)
 
+HEADER = "pooled over the "
+
 def table(name: str, runs: Runs, planted: Runs | None) -> str:
     before, after = rates(runs, "before"), rates(runs, "after")
     lines = [f"\n{name}: {len(runs.tiers['after'])} runs, {len(runs.names)} encoders ({runs.seconds:.0f} s)",
