@@ -225,13 +225,15 @@ def test_the_torch_product_equals_numpys_to_float32_rounding_on_cpu_tensors():
 
 def test_the_linearised_product_takes_the_device_the_exact_engine_would(monkeypatch):
     torch = pytest.importorskip("torch")
-    from crsbench.scoring import bootstrap_linear
+    from crsbench.scoring import bootstrap_batched, bootstrap_linear
 
-    monkeypatch.setattr(bootstrap_linear, "default_device", lambda: None)  # no GPU
-    assert bootstrap_linear._device_for(None, None) is None
-    assert bootstrap_linear._device_for("torch", None) == torch.device("cpu")
-    monkeypatch.setattr(bootstrap_linear, "default_device", lambda: torch.device("cuda"))  # a GPU seen
-    assert bootstrap_linear._device_for(None, None) == torch.device("cuda")
-    assert bootstrap_linear._device_for("numpy", None) is None
+    resolve = bootstrap_batched.resolve_kernel  # the one resolver both engines call
+    assert bootstrap_linear.resolve_kernel is resolve
+    monkeypatch.setattr(bootstrap_batched, "default_device", lambda: None)  # no GPU
+    assert resolve(None, None) == ("numpy", None)
+    assert resolve("torch", None) == ("torch", torch.device("cpu"))
+    monkeypatch.setattr(bootstrap_batched, "default_device", lambda: torch.device("cuda"))  # a GPU seen
+    assert resolve(None, None) == ("torch", torch.device("cuda"))
+    assert resolve("numpy", None)[0] == "numpy"
     with pytest.raises(ValueError, match="kernel must be one of"):
-        bootstrap_linear._device_for("jax", None)
+        bootstrap_linear.linear_columns([], np.ones((1, 1)), np.zeros(1, dtype=int), kernel="jax")

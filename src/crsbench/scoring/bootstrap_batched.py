@@ -200,6 +200,21 @@ def weight_block(w: np.ndarray, device):
     return block.to(device)
 
 
+def resolve_kernel(kernel: str | None, device) -> tuple[str, object]:
+    """(kernel, device) the draws run with: "numpy" (the default without a GPU) or "torch" (the default with
+    one; on `device`, the CPU where none is given)."""
+    if kernel is not None and kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if kernel != "numpy" and device is None:
+        device = default_device()
+    kernel = kernel or ("numpy" if device is None or device.type == "cpu" else "torch")
+    if kernel == "torch" and device is None:
+        import torch
+
+        device = torch.device("cpu")
+    return kernel, device
+
+
 def draw_aurocs(metrics_of, digests: Sequence[str], counts: np.ndarray, codes: np.ndarray, *,
                 device=None, kernel: str | None = None, max_cells: int = MAX_CELLS
                 ) -> dict[str, np.ndarray]:
@@ -212,15 +227,7 @@ def draw_aurocs(metrics_of, digests: Sequence[str], counts: np.ndarray, codes: n
     one (columns, cases, draws) block stays under `max_cells`. kernel: "numpy" (the default without a
     GPU) or "torch" (the default with one; on `device`, the CPU where none is given).
     """
-    if kernel != "numpy" and device is None:
-        device = default_device()
-    kernel = kernel or ("numpy" if device is None or device.type == "cpu" else "torch")
-    if kernel == "torch" and device is None:
-        import torch
-
-        device = torch.device("cpu")
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    kernel, device = resolve_kernel(kernel, device)
     digests = list(dict.fromkeys(digests))
     n, n_draws = len(codes), len(counts)
     if not digests:

@@ -24,7 +24,7 @@ first-order (delta-method) draw would lose for a small class. Values are clipped
 of the exact statistic; a draw where a side weighs 0 is NaN, as exactly. A column with fewer than
 EXACT_BELOW cases on one side is drawn exactly instead.
 
-The product runs in numpy on the CPU and in torch on a GPU (bootstrap_batched.default_device decides, as
+The product runs in numpy on the CPU and in torch on a GPU (bootstrap_batched.resolve_kernel decides, as
 for the exact engine); the rest of a draw is elementwise and stays in numpy. The two products agree to
 float32 rounding (both sum float32 terms, in different orders).
 
@@ -43,7 +43,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from crsbench.metrics.weighted import BinaryAUROC
-from crsbench.scoring.bootstrap_batched import KERNELS, _macro, default_device, numpy_columns
+from crsbench.scoring.bootstrap_batched import _macro, numpy_columns, resolve_kernel
 
 MAX_CELLS = 24_000_000  # entries of one (draws, clusters) or (clusters, products) block: about 100 MB in float32
 # A column with fewer cases than this on one side is drawn exactly: the dropped term's share of the spread
@@ -140,29 +140,14 @@ def _product_on(device, sums: np.ndarray):
     return lambda centred: (torch.from_numpy(centred).to(device) @ on_device).cpu().numpy()
 
 
-def _device_for(kernel: str | None, device):
-    """The device of the product: None for numpy (the default on a CPU), else a torch device (the default
-    where there is a GPU; the CPU for kernel "torch" without one)."""
-    if kernel is not None and kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
-    if kernel == "numpy":
-        return None
-    if device is None:
-        device = default_device()
-    if kernel == "torch" and device is None:
-        import torch
-
-        device = torch.device("cpu")
-    return None if kernel is None and (device is None or device.type == "cpu") else device
-
-
 def linear_columns(columns: Sequence[BinaryAUROC], counts: np.ndarray, codes: np.ndarray,
                    exact_below: int = EXACT_BELOW, device=None, kernel: str | None = None) -> np.ndarray:
     """AUROC (q, n_draws) of the columns under case weights counts[:, codes], by the decomposition in the
     module docstring; a column with fewer than `exact_below` cases on one side is drawn exactly
     (bootstrap_batched.numpy_columns), since there the dropped term is no longer small. kernel and device
     as bootstrap_batched.draw_aurocs's, for the product."""
-    device = _device_for(kernel, device)
+    kernel, device = resolve_kernel(kernel, device)
+    device = None if kernel == "numpy" else device  # the product in numpy
     out = np.empty((len(columns), len(counts)))
     rare = [j for j, c in enumerate(columns) if _rare(c, exact_below)]
     if rare:
@@ -199,7 +184,8 @@ def draw_aurocs_linear(metrics_of, digests: Sequence[str], counts: np.ndarray, c
     exactly, keeps its rank statistics); a group's sums stay under MAX_CELLS (or `max_columns` AUROC
     columns), so memory does not grow with the number of vectors. kernel and device as draw_aurocs's, for
     the product."""
-    device = _device_for(kernel, device)
+    kernel, device = resolve_kernel(kernel, device)
+    device = None if kernel == "numpy" else device  # the product in numpy
     digests = list(dict.fromkeys(digests))
     if not digests:
         return {}
