@@ -100,7 +100,7 @@ def orders_table(report: ScoreReport) -> Table:
     """Both definitions' orders side by side, the ranking one first."""
     ranking = report.settings.definition
     names = [ranking] + [d for d in DEFINITIONS if d != ranking]
-    table = Table(title=Text("The two CRS definitions side by side, rank, encoder and CRS under each (ranking: "
+    table = Table(title=Text("Both CRS definitions side by side: rank and CRS under each\n(ranking: "
                              + DEFINITION_WORDS[ranking] + ")"))
     frame = report.definitions
     orders = _orders(frame, names)
