@@ -27,6 +27,7 @@ check the simulation functions they use (more classes, refits, twins, design_fro
 """
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -312,6 +313,28 @@ def test_refits_scale_the_separation_and_their_expectation_is_exact():
     expected = population_axes(design, over_refits=True).loc["a", "discrimination"]
     assert expected == pytest.approx(norm.cdf(1.2 / np.sqrt(design.variance + 1.2**2 * 0.01)), abs=1e-6)
     assert population_axes(design).loc["b"].equals(population_axes(design, over_refits=True).loc["b"])
+
+
+def test_each_task_of_a_realised_run_has_its_own_training_sample():
+    """Every task has its own training split, so a run's probes deviate independently between tasks: one
+    draw per task, the first task's in `separation`, each task's records made with its own."""
+    design = Design((EncoderTruth("a", 1.2, refit_sd=0.1), EncoderTruth("b", 1.0)), n_cases=400,
+                    tasks=("t1", "t2"), seeds=(0,), fractions=(1.0,), perturbations=())
+    rng, twin = np.random.default_rng(4), np.random.default_rng(4)
+    realised = realise_refits(design, rng)
+    expected = 1.2 * (1 + 0.1 * twin.normal(size=2))
+    np.testing.assert_allclose(realised.encoders[0].task_separations, expected)
+    assert realised.encoders[0].separation == expected[0] and realised.encoders[1] == design.encoders[1]
+    assert realised.encoders[0].on_task(1).separation == expected[1]
+    # the same noise with the second task's separation in both tasks gives the second task's records
+    swapped = replace(realised, encoders=(replace(realised.encoders[0], task_separations=(expected[1],) * 2),
+                                          realised.encoders[1]))
+    records, _ = simulate(realised, np.random.default_rng(9))
+    again, _ = simulate(swapped, np.random.default_rng(9))
+    t2 = records["task"] == "t2"
+    np.testing.assert_array_equal(records.loc[t2, "auroc"], again.loc[t2, "auroc"])
+    assert not np.array_equal(records.loc[~t2 & (records["encoder"] == "a"), "auroc"],
+                              again.loc[~t2 & (again["encoder"] == "a"), "auroc"])
 
 
 def test_a_twin_shares_its_encoders_noise_and_records_from_predictions_round_trips():

@@ -27,7 +27,8 @@ from crsbench.crs import axis_math
 from crsbench.scoring.axes import AxisScores, training_prior
 from crsbench.scoring.bootstrap_batched import draw_aurocs
 from crsbench.scoring.bootstrap_linear import draw_aurocs_linear
-from crsbench.scoring.refits import RefitSpread, refit_axes, refit_rng, refit_terms, spread_from_axes, whole_curve
+from crsbench.scoring.refits import (RefitSpread, cross_task_terms, refit_axes, refit_rng, spread_from_axes,
+                                    task_refit_draws, whole_curve)
 from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
@@ -406,10 +407,9 @@ def case_bootstrap(
                                               with_pairs=not inclusive)
     results = fitted
     if inclusive:
-        refit_stream = refit_rng(config.seed)
-        per_task = {t: v + refit_terms(spread.deviations[t], n_draws, refit_stream) if t in spread.deviations else v
-                    for t, v in per_task.items()}
-        results, rows, pairs, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds)
+        per_task, overall = _with_refit_terms(per_task, plans, axis_scores, spread, n_draws, config.seed)
+        results, rows, pairs, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds,
+                                                   overall=overall)
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
         np.full((config.n_boot, n_enc), np.nan)
     label = REFIT_LABEL.format(k="/".join(str(k) for k in sorted(set(spread.refits.values())))) if inclusive else CASE_LABEL
@@ -418,11 +418,32 @@ def case_bootstrap(
                          refits=dict(spread.refits) if inclusive else {}, refit_notes=spread.notes)
 
 
+def _with_refit_terms(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores,
+                      spread: RefitSpread, n_draws: int, seed: int) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Each task's draws with its refit term (its own t), and the cross-task draws with theirs: the tasks' t
+    terms summed where at most one task has refits, else one Satterthwaite-mixed term (refits.cross_task_terms).
+    None: the cross-task draws are the tasks' mean as usual."""
+    stream = refit_rng(seed)
+    drawn = {t: task_refit_draws(spread.deviations[t], n_draws, stream) for t in per_task if t in spread.deviations}
+    with_terms = {t: v + drawn[t][0] if t in drawn else v for t, v in per_task.items()}
+    if len(drawn) < 2:
+        return with_terms, None
+    uniforms = stream.random(n_draws)
+    counted = [plan for plan in plans if plan.task in drawn]
+
+    def weighted(values: dict[str, np.ndarray], plan: TaskPlan) -> np.ndarray:  # as the cross-task mean takes it
+        return _cross_task(values, [plan], axis_scores)
+
+    normal = [weighted({p.task: drawn[p.task][1]}, p) for p in counted]
+    deviations = [weighted({p.task: spread.deviations[p.task]}, p) for p in counted]
+    return with_terms, _cross_task(per_task, plans, axis_scores) + cross_task_terms(normal, deviations, uniforms)
+
+
 def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores, encoders: list[str],
-               ref: int, config: CRSConfig, n_seeds: int, with_pairs: bool = True
+               ref: int, config: CRSConfig, n_seeds: int, with_pairs: bool = True, overall: np.ndarray | None = None
                ) -> tuple[dict[str, BootstrapResult], list[dict], list[dict], np.ndarray]:
     """Per scope the CRS summaries, the axis interval rows, the paired rows of every ordered pair (when
-    with_pairs), and the cross-task axis draws (B, E, A)."""
+    with_pairs), and the cross-task axis draws (B, E, A): the tasks' mean unless `overall` is given."""
     results, rows, pairs = {}, [], []
     for plan in plans:
         draws = crs_batch(per_task[plan.task], ref, config, plan.axes).crs
@@ -431,7 +452,7 @@ def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scor
         if with_pairs:
             pairs += pair_rows(plan.task, encoders, [*plan.axes, "crs"], np.concatenate(
                 [per_task[plan.task], draws[:, :, None]], axis=-1), config.level)
-    overall = _cross_task(per_task, plans, axis_scores)
+    overall = _cross_task(per_task, plans, axis_scores) if overall is None else overall
     overall_crs = crs_batch(overall, ref, config, axis_scores.axes).crs
     results[OVERALL] = summarise(encoders, overall_crs, reference=ref, level=config.level, n_seeds=n_seeds)
     rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)

@@ -62,6 +62,11 @@ class EncoderTruth:
     refit_sd: float = 0.0  # relative sd of the separation between probe fits on fresh training sets
     class_profile: tuple[float, ...] = ()  # more than two classes: class c's mean score is separation * profile[c]
     twin_of: str = ""  # an encoder listed before this one whose case noise and seed effects this one shares
+    task_separations: tuple[float, ...] = ()  # a realised run of several tasks: each task's probe's own separation
+
+    def on_task(self, index: int) -> "EncoderTruth":
+        """The truth one task of a realised run sees (each task has its own training split, so its own fit)."""
+        return replace(self, separation=self.task_separations[index], task_separations=()) if self.task_separations else self
 
 
 @dataclass(frozen=True)
@@ -186,7 +191,7 @@ def simulate(design: Design, rng: np.random.Generator, refits: int = 0,
         counts = {"n_train": n_train, "positives_train": json.dumps([int(round(n_train * q)) for q in prevalence]),
                   "n_eval": n, "positives_eval": json.dumps([int(v) for v in np.nansum(positive, axis=0)])}
         drawn, refit_vectors = {}, []
-        for truth in design.encoders:
+        for truth in (t.on_task(design.tasks.index(task)) for t in design.encoders):
             if truth.twin_of:  # the same encoder with other parameters: same cases, same noise, same seeds
                 noise, seed_effect = drawn[truth.twin_of]
             else:
@@ -437,14 +442,20 @@ def population_axes(design: Design, over_refits: bool = False) -> pd.DataFrame:
 
 
 def realise_refits(design: Design, rng: np.random.Generator) -> Design:
-    """The design as one benchmark run sees it: each encoder with `refit_sd` > 0 gets the separation
-    of one probe fitted on a fresh training set, separation * (1 + refit_sd * N(0, 1)); the others
-    are unchanged (and draw nothing from `rng`)."""
-    encoders = tuple(
-        replace(t, separation=t.separation * (1 + t.refit_sd * rng.normal()), refit_sd=0.0) if t.refit_sd > 0 else t
-        for t in design.encoders
-    )
-    return replace(design, encoders=encoders)
+    """The design as one benchmark run sees it: each encoder with `refit_sd` > 0 gets, per task, the
+    separation of one probe fitted on that task's fresh training set, separation * (1 + refit_sd * N(0, 1)),
+    independent between tasks since every task has its own training split (one task: `separation` itself;
+    several: `task_separations`, with `separation` the first task's); the others are unchanged (and draw
+    nothing from `rng`)."""
+    encoders = []
+    for t in design.encoders:
+        if t.refit_sd <= 0:
+            encoders.append(t)
+            continue
+        realised = tuple(float(v) for v in t.separation * (1 + t.refit_sd * rng.normal(size=len(design.tasks))))
+        encoders.append(replace(t, separation=realised[0], refit_sd=0.0,
+                                task_separations=realised if len(realised) > 1 else ()))
+    return replace(design, encoders=tuple(encoders))
 
 
 def population_calibration_errors(design: Design) -> pd.DataFrame:
