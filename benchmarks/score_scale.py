@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from crsbench.metrics import calibration
 from crsbench.metrics import classification as metrics
 from crsbench.results.predictions import CaseSet, PredictionFiles, index_statements, load_predictions, storage_bytes
 from crsbench.results.records import RECORD_FIELDS
@@ -121,7 +122,7 @@ def _metrics(shape: TaskShape, y, probs) -> dict:
     if shape.task_type != "multi_label":
         proba /= proba.sum(axis=1, keepdims=True)
     t = shape.task_type
-    return {"auroc": metrics.auroc_macro(t, y, proba), "ece": metrics.ece(t, y, proba),
+    return {"auroc": metrics.auroc_macro(t, y, proba), "ece": calibration.ece(t, y, proba),
             "brier": metrics.brier(t, y, proba), "nll": metrics.nll(t, y, proba)}
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from crsbench.metrics import classification as metrics
+from crsbench.metrics import calibration
 
 
 def _binary(rng, n, slope=1.0):
@@ -22,15 +22,15 @@ def test_the_formula_on_two_bins_by_hand():
     first = (0.75 - 0.65) ** 2 - 0.75 * 0.25 / 3
     second = (1.0 - 0.95) ** 2 - 0.0
     expected = (4 * first + 2 * second) / 6
-    assert metrics.calibration_error_debiased_squared("single_label", y, proba) == pytest.approx(expected)
-    assert metrics.calibration_error_debiased("single_label", y, proba) == pytest.approx(np.sqrt(max(expected, 0)))
+    assert calibration.calibration_error_debiased_squared("single_label", y, proba) == pytest.approx(expected)
+    assert calibration.calibration_error_debiased("single_label", y, proba) == pytest.approx(np.sqrt(max(expected, 0)))
 
 
 def test_a_bin_with_one_case_adds_nothing():
     proba = np.array([[0.35, 0.65], [0.35, 0.65], [0.05, 0.95]])
     y = np.array([1, 0, 0])  # the single 0.95 case is wrong
     two = (0.5 - 0.65) ** 2 - 0.25 / 1
-    assert metrics.calibration_error_debiased_squared("single_label", y, proba) == pytest.approx(2 * two / 3)
+    assert calibration.calibration_error_debiased_squared("single_label", y, proba) == pytest.approx(2 * two / 3)
 
 
 def test_the_square_is_unbiased_where_binned_ece_is_not():
@@ -38,9 +38,9 @@ def test_the_square_is_unbiased_where_binned_ece_is_not():
     average (within 4 Monte Carlo standard errors), and its root well below the raw ECE."""
     rng = np.random.default_rng(0)
     runs = [_binary(rng, 300) for _ in range(300)]
-    squares = np.array([metrics.calibration_error_debiased_squared("single_label", y, p) for y, p in runs])
-    raw = np.array([metrics.ece("single_label", y, p) for y, p in runs])
-    roots = np.array([metrics.calibration_error_debiased("single_label", y, p) for y, p in runs])
+    squares = np.array([calibration.calibration_error_debiased_squared("single_label", y, p) for y, p in runs])
+    raw = np.array([calibration.ece("single_label", y, p) for y, p in runs])
+    roots = np.array([calibration.calibration_error_debiased("single_label", y, p) for y, p in runs])
     assert abs(squares.mean()) < 4 * squares.std(ddof=1) / np.sqrt(len(squares))
     assert raw.mean() > 0.03
     assert roots.mean() < raw.mean() / 2
@@ -53,12 +53,12 @@ def test_a_known_miscalibration_is_recovered():
     than raw ECE is high against the population ECE."""
     rng = np.random.default_rng(1)
     y, p = _binary(rng, 400_000, slope=0.6)
-    target = metrics.calibration_error_debiased("single_label", y, p)  # the noise term is ~1e-6 here
-    target_ece = metrics.ece("single_label", y, p)
+    target = calibration.calibration_error_debiased("single_label", y, p)  # the noise term is ~1e-6 here
+    target_ece = calibration.ece("single_label", y, p)
     runs = [_binary(rng, 400, slope=0.6) for _ in range(200)]
-    squares = np.array([metrics.calibration_error_debiased_squared("single_label", y, p) for y, p in runs])
+    squares = np.array([calibration.calibration_error_debiased_squared("single_label", y, p) for y, p in runs])
     roots = np.sqrt(np.maximum(squares, 0))
-    raw = np.array([metrics.ece("single_label", y, p) for y, p in runs])
+    raw = np.array([calibration.ece("single_label", y, p) for y, p in runs])
     assert target > 0.05
     assert abs(squares.mean() - target**2) < 4 * squares.std(ddof=1) / np.sqrt(len(squares))
     assert abs(roots.mean() - target) < raw.mean() - target_ece
@@ -69,8 +69,8 @@ def test_multi_label_averages_the_squares_of_the_labels_then_roots_once():
     y = (rng.random((200, 3)) < 0.4).astype(float)
     y[rng.random((200, 3)) < 0.1] = np.nan
     proba = np.clip(0.25 + 0.4 * np.nan_to_num(y) + rng.normal(0, 0.15, (200, 3)), 0, 1)
-    squares = [metrics.calibration_error_debiased_squared("multi_label", y[:, [c]], proba[:, [c]]) for c in range(3)]
+    squares = [calibration.calibration_error_debiased_squared("multi_label", y[:, [c]], proba[:, [c]]) for c in range(3)]
     expected = np.mean(squares)
     assert min(squares) != max(squares)
-    assert metrics.calibration_error_debiased_squared("multi_label", y, proba) == pytest.approx(expected)
-    assert metrics.calibration_error_debiased("multi_label", y, proba) == pytest.approx(np.sqrt(max(expected, 0)))
+    assert calibration.calibration_error_debiased_squared("multi_label", y, proba) == pytest.approx(expected)
+    assert calibration.calibration_error_debiased("multi_label", y, proba) == pytest.approx(np.sqrt(max(expected, 0)))

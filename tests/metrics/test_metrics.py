@@ -18,6 +18,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from crsbench.metrics import calibration
 from crsbench.metrics import classification as M
 
 SEEDS = [0, 1, 2, 3, 4]
@@ -246,13 +247,13 @@ def test_nll_matches_sklearn(task_type, seed):
 @pytest.mark.parametrize("n_bins", [15, 7])
 def test_ece_variants_match_naive_reference(task_type, seed, n_bins):
     y, proba = make_data(task_type, seed, n=120)
-    assert M.ece(task_type, y, proba, n_bins) == pytest.approx(
+    assert calibration.ece(task_type, y, proba, n_bins) == pytest.approx(
         naive_ece(task_type, y, proba, n_bins), abs=1e-12
     )
-    assert M.ece_adaptive(task_type, y, proba, n_bins) == pytest.approx(
+    assert calibration.ece_adaptive(task_type, y, proba, n_bins) == pytest.approx(
         naive_ece(task_type, y, proba, n_bins, adaptive=True), abs=1e-12
     )
-    assert M.ece_classwise(task_type, y, proba, n_bins) == pytest.approx(
+    assert calibration.ece_classwise(task_type, y, proba, n_bins) == pytest.approx(
         naive_ece_classwise(task_type, y, proba, n_bins), abs=1e-12
     )
 
@@ -286,10 +287,10 @@ def test_multi_label_against_sklearn_with_ties_and_masks(seed, n, k, levels, mas
     if (~np.isnan(y)).any():
         assert M.brier("multi_label", y, proba) == pytest.approx(sk_brier("multi_label", y, proba))
         assert M.nll("multi_label", y, proba) == pytest.approx(sk_nll("multi_label", y, proba))
-        assert M.ece("multi_label", y, proba, 4) == pytest.approx(
+        assert calibration.ece("multi_label", y, proba, 4) == pytest.approx(
             naive_ece("multi_label", y, proba, 4), abs=1e-12
         )
-        assert M.ece_adaptive("multi_label", y, proba, 4) == pytest.approx(
+        assert calibration.ece_adaptive("multi_label", y, proba, 4) == pytest.approx(
             naive_ece("multi_label", y, proba, 4, adaptive=True), abs=1e-12
         )
     else:
@@ -327,7 +328,7 @@ def test_single_label_against_sklearn_with_ties(seed, n, k, levels):
     assert M.brier("ordinal", y, proba) == pytest.approx(sk_brier("ordinal", y, proba))
     assert M.nll("ordinal", y, proba) == pytest.approx(sk_nll("ordinal", y, proba))
     for adaptive in (False, True):
-        fn = M.ece_adaptive if adaptive else M.ece
+        fn = calibration.ece_adaptive if adaptive else calibration.ece
         assert fn("ordinal", y, proba, 5) == pytest.approx(
             naive_ece("ordinal", y, proba, 5, adaptive=adaptive), abs=1e-12
         )
@@ -407,7 +408,7 @@ def test_multi_label_column_without_positives_is_excluded():
     )
     assert M.brier("multi_label", y, proba) == pytest.approx(sk_brier("multi_label", y, proba))
     assert M.nll("multi_label", y, proba) == pytest.approx(sk_nll("multi_label", y, proba))
-    assert M.ece("multi_label", y, proba) == pytest.approx(naive_ece("multi_label", y, proba, 15))
+    assert calibration.ece("multi_label", y, proba) == pytest.approx(naive_ece("multi_label", y, proba, 15))
     result = M.evaluate("multi_label", y, proba)
     assert result["auroc_per_class"][1] is None and result["auroc_per_class"][3] is None
     assert result["positives_eval"][1] == 0 and result["positives_eval"][3] == 0
@@ -439,47 +440,47 @@ def test_perfectly_calibrated_ece_near_zero_and_miscalibrated_not():
     # Multi-label: outcome ~ Bernoulli(p).
     p = rng.random((n, 2))
     y = (rng.random((n, 2)) < p).astype(float)
-    assert M.ece("multi_label", y, p) < 0.015
-    assert M.ece_adaptive("multi_label", y, p) < 0.015
+    assert calibration.ece("multi_label", y, p) < 0.015
+    assert calibration.ece_adaptive("multi_label", y, p) < 0.015
     overconfident = np.clip((p - 0.5) * 1.8 + 0.5, 0, 1)
-    assert M.ece("multi_label", y, overconfident) > 0.05
+    assert calibration.ece("multi_label", y, overconfident) > 0.05
     # Single-label: label drawn from the predicted distribution.
     proba = softmax(rng.normal(size=(n, 3)) * 2.0)
     labels = (rng.random((n, 1)) > proba.cumsum(axis=1)).sum(axis=1)
-    assert M.ece("single_label", labels, proba) < 0.015
-    assert M.ece_adaptive("single_label", labels, proba) < 0.015
-    assert M.ece_classwise("single_label", labels, proba) < 0.015
+    assert calibration.ece("single_label", labels, proba) < 0.015
+    assert calibration.ece_adaptive("single_label", labels, proba) < 0.015
+    assert calibration.ece_classwise("single_label", labels, proba) < 0.015
     sharpened = softmax(np.log(proba) * 3.0)
-    assert M.ece("single_label", labels, sharpened) > 0.05
-    assert M.ece_classwise("single_label", labels, sharpened) > 0.05
+    assert calibration.ece("single_label", labels, sharpened) > 0.05
+    assert calibration.ece_classwise("single_label", labels, sharpened) > 0.05
 
 
 def test_ece_bin_edges_are_right_closed_and_zero_goes_first():
     # n_bins=4: edges 0.25, 0.5, 0.75 are exact in binary floating point.
     y = np.array([[1.0], [0.0]])
     # Right-closed: 0.25 alone in (0, .25], 0.3 alone in (.25, .5] -> .5*.75 + .5*.3
-    assert M.ece("multi_label", y, np.array([[0.25], [0.3]]), n_bins=4) == pytest.approx(0.525)
+    assert calibration.ece("multi_label", y, np.array([[0.25], [0.3]]), n_bins=4) == pytest.approx(0.525)
     # Left-closed binning would have pooled them: .5 - .275 = .225.
     # Zero shares the first bin with 0.1: mean conf .05, mean outcome .5.
-    assert M.ece("multi_label", y, np.array([[0.0], [0.1]]), n_bins=4) == pytest.approx(0.45)
+    assert calibration.ece("multi_label", y, np.array([[0.0], [0.1]]), n_bins=4) == pytest.approx(0.45)
     # Separate bins would give .5 * 1 + .5 * .1 = .55.
     # p = 1 lands alone in the last bin (error 0), 0.7 alone in (.5, .75]: .5 * .7
-    assert M.ece("multi_label", y, np.array([[1.0], [0.7]]), n_bins=4) == pytest.approx(0.35)
+    assert calibration.ece("multi_label", y, np.array([[1.0], [0.7]]), n_bins=4) == pytest.approx(0.35)
 
 
 def test_ece_adaptive_with_fewer_examples_than_bins():
     y = np.array([0, 1, 1])
     proba = np.array([[0.6, 0.4], [0.3, 0.7], [0.2, 0.8]])
-    assert M.ece_adaptive("single_label", y, proba, n_bins=15) == pytest.approx(
+    assert calibration.ece_adaptive("single_label", y, proba, n_bins=15) == pytest.approx(
         naive_ece("single_label", y, proba, 15, adaptive=True)
     )
     # Each example in its own bin: mean |correct - confidence| = (.4 + .3 + .2) / 3
-    assert M.ece_adaptive("single_label", y, proba, n_bins=15) == pytest.approx(0.3)
+    assert calibration.ece_adaptive("single_label", y, proba, n_bins=15) == pytest.approx(0.3)
 
 
 def test_ece_classwise_is_ece_for_multi_label():
     y, proba = make_multi(2)
-    assert M.ece_classwise("multi_label", y, proba) == M.ece("multi_label", y, proba)
+    assert calibration.ece_classwise("multi_label", y, proba) == calibration.ece("multi_label", y, proba)
 
 
 def test_kappa_degenerate_is_nan():
@@ -615,7 +616,7 @@ def test_invalid_inputs_raise_clear_value_errors(task_type, y, proba, message):
 
 
 @pytest.mark.parametrize(
-    "fn", [M.auroc_per_class, M.balanced_accuracy, M.ece, M.ece_adaptive, M.ece_classwise, M.brier, M.nll]
+    "fn", [M.auroc_per_class, M.balanced_accuracy, calibration.ece, calibration.ece_adaptive, calibration.ece_classwise, M.brier, M.nll]
 )
 def test_every_metric_validates(fn):
     with pytest.raises(ValueError, match="label out of range"):
@@ -627,4 +628,4 @@ def test_every_metric_validates(fn):
 @pytest.mark.parametrize("n_bins", [0, -3, 2.5, True])
 def test_invalid_n_bins(n_bins):
     with pytest.raises(ValueError, match="n_bins"):
-        M.ece("single_label", np.array([0, 1, 0]), GOOD_PROBA, n_bins=n_bins)
+        calibration.ece("single_label", np.array([0, 1, 0]), GOOD_PROBA, n_bins=n_bins)

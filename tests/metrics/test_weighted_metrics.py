@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
+from crsbench.metrics import calibration
 from crsbench.metrics import classification as metrics
 from crsbench.metrics.weighted import WeightedMetrics, weighted_auroc
 
@@ -43,11 +44,11 @@ def test_unit_weights_equal_the_unweighted_metrics(case):
     ones = np.ones((1, len(proba)))
     assert w.auroc(ones)[0] == metrics.auroc_macro(task_type, y, proba)  # exact: integer arithmetic
     np.testing.assert_array_equal(w.auroc_per_class(ones)[0], metrics.auroc_per_class(task_type, y, proba))
-    assert w.ece(ones)[0] == pytest.approx(metrics.ece(task_type, y, proba), rel=1e-12, abs=1e-15)
-    square = metrics.calibration_error_debiased_squared(task_type, y, proba)
+    assert w.ece(ones)[0] == pytest.approx(calibration.ece(task_type, y, proba), rel=1e-12, abs=1e-15)
+    square = calibration.calibration_error_debiased_squared(task_type, y, proba)
     assert w.calibration_error_debiased_squared(ones)[0] == pytest.approx(square, rel=1e-12, abs=1e-15)
     assert w.calibration_error_debiased(ones)[0] == pytest.approx(
-        metrics.calibration_error_debiased(task_type, y, proba), rel=1e-12, abs=1e-15)
+        calibration.calibration_error_debiased(task_type, y, proba), rel=1e-12, abs=1e-15)
     assert w.brier(ones)[0] == pytest.approx(metrics.brier(task_type, y, proba), rel=1e-12)
     assert w.nll(ones)[0] == pytest.approx(metrics.nll(task_type, y, proba), rel=1e-12)
 
@@ -71,13 +72,13 @@ def test_integer_weights_equal_repeating_each_case(case):
     for row, auroc, ece, brier, nll in zip(weights, w.auroc(weights), w.ece(weights), w.brier(weights), w.nll(weights)):
         rows = np.repeat(np.arange(len(y)), row)
         assert auroc == pytest.approx(metrics.auroc_macro(task_type, y[rows], proba[rows]), abs=1e-12)
-        assert ece == pytest.approx(metrics.ece(task_type, y[rows], proba[rows]), abs=1e-12)
+        assert ece == pytest.approx(calibration.ece(task_type, y[rows], proba[rows]), abs=1e-12)
         assert brier == pytest.approx(metrics.brier(task_type, y[rows], proba[rows]), abs=1e-12)
         assert nll == pytest.approx(metrics.nll(task_type, y[rows], proba[rows]), abs=1e-12)
     squares = w.calibration_error_debiased_squared(weights)
     for row, square in zip(weights, squares):
         rows = np.repeat(np.arange(len(y)), row)
-        assert square == pytest.approx(metrics.calibration_error_debiased_squared(task_type, y[rows], proba[rows]), abs=1e-12)
+        assert square == pytest.approx(calibration.calibration_error_debiased_squared(task_type, y[rows], proba[rows]), abs=1e-12)
 
 
 def test_a_class_without_positives_in_a_draw_is_left_out_of_the_macro_mean():

@@ -1,4 +1,5 @@
-"""Evaluation metrics for linear probes: discrimination, calibration and proper scores.
+"""Evaluation metrics for linear probes: discrimination and proper scores here, calibration in
+``metrics/calibration.py``, the input checks in ``metrics/validation.py``; ``evaluate`` gathers them all.
 
 Pure functions: numpy arrays in, Python numbers (or one numpy array) out, no I/O.
 
@@ -27,133 +28,28 @@ import numpy as np
 from scipy.stats import rankdata
 
 from crsbench.core.vocabulary import TASK_TYPES
+from crsbench.metrics.calibration import (  # noqa: F401  calibration_error_debiased: scoring/simulation.py reads it here
+    calibration_error_debiased,
+    ece,
+    ece_adaptive,
+    ece_classwise,
+)
+from crsbench.metrics.validation import (
+    binary_targets,
+    is_multi_label,
+    nanmean_or_nan,
+    one_hot,
+    validate_inputs,
+    validate_n_bins,
+)
 
 # Same clipping as sklearn>=1.5 log_loss on float64 input (it clips to the machine
 # epsilon of the probability dtype). A fixed float64 value keeps NLL independent of
 # whether a probe happened to emit float32 or float64 probabilities.
 NLL_CLIP_EPS = float(np.finfo(np.float64).eps)
 
-# Softmax rows computed in float32/float16 do not sum to exactly 1.
-_ROW_SUM_ATOL = 1e-3
-
 # Threshold for turning a sigmoid probability into a multi-label prediction.
 MULTI_LABEL_THRESHOLD = 0.5
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def _is_multi_label(task_type: str) -> bool:
-    return task_type == "multi_label"
-
-
-def _validate(task_type: str, y_true, proba) -> tuple[np.ndarray, np.ndarray]:
-    """Check inputs and return ``(y_true, proba)`` as float64 / int64 arrays.
-
-    Raises ValueError with a message naming the problem; callers never get a silent
-    broadcast or a NaN metric caused by malformed input.
-    """
-    if task_type not in TASK_TYPES:
-        raise ValueError(f"unknown task_type {task_type!r}; expected one of {TASK_TYPES}")
-
-    proba = np.asarray(proba)
-    if proba.ndim != 2:
-        raise ValueError(f"proba must be 2-D [n, k]; got shape {proba.shape}")
-    if not (np.issubdtype(proba.dtype, np.floating) or np.issubdtype(proba.dtype, np.integer)):
-        raise ValueError(f"proba must be numeric; got dtype {proba.dtype}")
-    proba = proba.astype(np.float64, copy=False)
-    n, k = proba.shape
-    if n == 0:
-        raise ValueError("proba has no examples (n == 0)")
-    if np.isnan(proba).any():
-        raise ValueError(f"proba contains {int(np.isnan(proba).sum())} NaN value(s)")
-    if proba.min() < 0.0 or proba.max() > 1.0:
-        raise ValueError(
-            f"proba values must lie in [0, 1]; got min {proba.min()!r}, max {proba.max()!r}"
-        )
-
-    y = np.asarray(y_true)
-    if _is_multi_label(task_type):
-        if y.shape != proba.shape:
-            raise ValueError(
-                f"shape mismatch: multi_label y_true must have the shape of proba "
-                f"{proba.shape}; got {y.shape}"
-            )
-        if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
-            raise ValueError(f"multi_label y_true must be numeric; got dtype {y.dtype}")
-        y = y.astype(np.float64, copy=False)
-        observed = y[~np.isnan(y)]
-        bad = observed[(observed != 0.0) & (observed != 1.0)]
-        if bad.size:
-            raise ValueError(
-                f"multi_label y_true values must be 0, 1 or NaN (masked); found {bad[0]!r}"
-            )
-        return y, proba
-
-    # single_label / ordinal
-    if k < 2:
-        raise ValueError(f"{task_type} needs proba with at least 2 columns; got k={k}")
-    if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(
-            f"shape mismatch: {task_type} y_true must have shape ({n},) to match proba "
-            f"{proba.shape}; got {y.shape}"
-        )
-    if y.dtype == bool:
-        y = y.astype(np.int64)
-    elif np.issubdtype(y.dtype, np.floating):
-        if np.isnan(y).any():
-            raise ValueError(f"{task_type} y_true contains NaN; masking is multi_label only")
-        if not np.all(y == np.round(y)):
-            raise ValueError(f"{task_type} y_true must hold integer class indices")
-        y = y.astype(np.int64)
-    elif np.issubdtype(y.dtype, np.integer):
-        y = y.astype(np.int64, copy=False)
-    else:
-        raise ValueError(f"{task_type} y_true must be integer class indices; got {y.dtype}")
-    if y.min() < 0 or y.max() >= k:
-        offending = int(y.min()) if y.min() < 0 else int(y.max())
-        raise ValueError(
-            f"label out of range: found class {offending} but proba has k={k} columns "
-            f"(valid 0..{k - 1})"
-        )
-    worst_row_error = float(np.abs(proba.sum(axis=1) - 1.0).max())
-    if worst_row_error > _ROW_SUM_ATOL:
-        raise ValueError(
-            f"{task_type} proba rows must sum to 1 (softmax output); "
-            f"largest deviation is {worst_row_error:.3g}"
-        )
-    return y, proba
-
-
-def _validate_n_bins(n_bins) -> int:
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}")
-    return int(n_bins)
-
-
-def _one_hot(y: np.ndarray, k: int) -> np.ndarray:
-    encoded = np.zeros((y.shape[0], k), dtype=np.float64)
-    encoded[np.arange(y.shape[0]), y] = 1.0
-    return encoded
-
-
-def _binary_targets(task_type: str, y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(targets [n, k] in {0,1}, observed mask [n, k])`` for one-vs-rest views.
-
-    Single-label/ordinal become one-hot with nothing masked; multi-label keeps its
-    NaN mask (masked targets are set to 0 but must be ignored via the mask).
-    """
-    if _is_multi_label(task_type):
-        observed = ~np.isnan(y)
-        return np.where(observed, y, 0.0), observed
-    return _one_hot(y, k), np.ones((y.shape[0], k), dtype=bool)
-
-
-def _nanmean_or_nan(values: np.ndarray) -> float:
-    # np.nanmean warns on an all-NaN slice; "nothing defined" is a normal outcome here.
-    values = np.asarray(values, dtype=np.float64)
-    defined = values[~np.isnan(values)]
-    return float(defined.mean()) if defined.size else math.nan
 
 
 # --------------------------------------------------------------------------- AUROC
@@ -166,8 +62,8 @@ def auroc_per_class(task_type: str, y_true, proba) -> np.ndarray:
     count 1/2 (identical to sklearn's roc_auc_score; constant scores give 0.5).
     NaN where undefined: no positives or no negatives among the observed entries.
     """
-    y, proba = _validate(task_type, y_true, proba)
-    targets, observed = _binary_targets(task_type, y, proba.shape[1])
+    y, proba = validate_inputs(task_type, y_true, proba)
+    targets, observed = binary_targets(task_type, y, proba.shape[1])
 
     # Masked entries are pushed above every real score: ranks of the observed
     # entries then equal their ranks among observed entries only, which lets all
@@ -188,15 +84,15 @@ def auroc_per_class(task_type: str, y_true, proba) -> np.ndarray:
 
 
 def _is_binary(task_type: str, proba: np.ndarray) -> bool:
-    return not _is_multi_label(task_type) and proba.shape[1] == 2
+    return not is_multi_label(task_type) and proba.shape[1] == 2
 
 
 def _summary_auroc(task_type: str, per_class: np.ndarray) -> float:
     """Binary: the positive column's AUROC (the standard value; averaging in 1 - p can differ through ties).
     Otherwise the mean over the classes / labels where it is defined."""
-    if not _is_multi_label(task_type) and len(per_class) == 2:
+    if not is_multi_label(task_type) and len(per_class) == 2:
         return float(per_class[1])
-    return _nanmean_or_nan(per_class)
+    return nanmean_or_nan(per_class)
 
 
 def auroc_macro(task_type: str, y_true, proba) -> float:
@@ -216,10 +112,10 @@ def balanced_accuracy(task_type: str, y_true, proba) -> float:
     multi_label: per label, (TPR + TNR) / 2 of ``p >= 0.5`` on observed entries,
     averaged over labels that have both a positive and a negative; NaN if none.
     """
-    y, proba = _validate(task_type, y_true, proba)
+    y, proba = validate_inputs(task_type, y_true, proba)
     k = proba.shape[1]
 
-    if not _is_multi_label(task_type):
+    if not is_multi_label(task_type):
         predicted = proba.argmax(axis=1)
         confusion = np.bincount(y * k + predicted, minlength=k * k).reshape(k, k)
         support = confusion.sum(axis=1)
@@ -251,7 +147,7 @@ def quadratic_kappa(y_true, proba) -> float:
     Returns NaN when the chance-expected disagreement is zero (all labels and all
     predictions are the same single class), where kappa is 0/0.
     """
-    y, proba = _validate("ordinal", y_true, proba)
+    y, proba = validate_inputs("ordinal", y_true, proba)
     n, k = proba.shape
     predicted = proba.argmax(axis=1)
     confusion = np.bincount(y * k + predicted, minlength=k * k).reshape(k, k).astype(np.float64)
@@ -262,188 +158,6 @@ def quadratic_kappa(y_true, proba) -> float:
     if expected_disagreement == 0.0:  # exact: it is a sum of non-negative terms
         return math.nan
     return float(1.0 - (weights * confusion).sum() / expected_disagreement)
-
-
-# --------------------------------------------------------------------------- calibration
-
-
-def _equal_width_bin_index(confidence: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin of each confidence for equal-width bins ``(0, 1/B], (1/B, 2/B], ..., ((B-1)/B, 1]``.
-
-    Bins are closed on the right; ``p == 0`` goes to the first bin. Edges are
-    ``b / B`` exactly (not linspace's accumulated step), so a value equal to an edge
-    falls in the lower bin.
-    """
-    inner_edges = np.arange(1, n_bins) / n_bins
-    return np.searchsorted(inner_edges, confidence, side="left")
-
-
-def _equal_mass_bin_index(confidence: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin of each confidence for equal-mass bins: sort, then ``np.array_split`` into B groups.
-
-    A stable sort keeps the assignment of tied confidences deterministic. With fewer
-    examples than bins, the trailing groups are empty and contribute nothing.
-    """
-    order = np.argsort(confidence, kind="stable")
-    bin_index = np.empty(confidence.shape[0], dtype=np.int64)
-    for bin_number, members in enumerate(np.array_split(order, n_bins)):
-        bin_index[members] = bin_number
-    return bin_index
-
-
-def _binned_calibration_error(
-    confidence: np.ndarray, outcome: np.ndarray, bin_index: np.ndarray, n_bins: int
-) -> float:
-    """``sum_b (n_b / n) * |mean(outcome_b) - mean(confidence_b)|``.
-
-    Written as ``sum_b |sum(outcome_b) - sum(confidence_b)| / n`` so empty bins need
-    no special case.
-    """
-    outcome_sum = np.bincount(bin_index, weights=outcome, minlength=n_bins)
-    confidence_sum = np.bincount(bin_index, weights=confidence, minlength=n_bins)
-    return float(np.abs(outcome_sum - confidence_sum).sum() / confidence.shape[0])
-
-
-_BINNINGS = {"equal_width": _equal_width_bin_index, "equal_mass": _equal_mass_bin_index}
-
-
-def _calibration_error(
-    confidence: np.ndarray, outcome: np.ndarray, n_bins: int, binning: str
-) -> float:
-    bin_index = _BINNINGS[binning](confidence, n_bins)
-    return _binned_calibration_error(confidence, outcome, bin_index, n_bins)
-
-
-def _mean_binary_calibration_error(
-    task_type: str, y: np.ndarray, proba: np.ndarray, n_bins: int, binning: str
-) -> float:
-    """Binary calibration error of each column's p against its 0/1 outcome, macro-averaged.
-
-    Masked multi-label entries are dropped per column; a column with no observed
-    entry is skipped. A single-label class absent from ``y_true`` is kept: predicting
-    mass for a class that never occurs is a calibration error too.
-    """
-    targets, observed = _binary_targets(task_type, y, proba.shape[1])
-    per_column = np.full(proba.shape[1], np.nan)
-    for column in range(proba.shape[1]):
-        keep = observed[:, column]
-        if keep.any():
-            per_column[column] = _calibration_error(
-                proba[keep, column], targets[keep, column], n_bins, binning
-            )
-    return _nanmean_or_nan(per_column)
-
-
-def _ece(task_type: str, y_true, proba, n_bins: int, binning: str) -> float:
-    y, proba = _validate(task_type, y_true, proba)
-    n_bins = _validate_n_bins(n_bins)
-    if _is_multi_label(task_type):
-        return _mean_binary_calibration_error(task_type, y, proba, n_bins, binning)
-    # Top-label: is the confidence of the predicted class its hit rate?
-    confidence = proba.max(axis=1)
-    correct = (proba.argmax(axis=1) == y).astype(np.float64)
-    return _calibration_error(confidence, correct, n_bins, binning)
-
-
-def ece(task_type: str, y_true, proba, n_bins: int = 15) -> float:
-    """Expected calibration error with ``n_bins`` equal-width bins on [0, 1].
-
-    Bin convention: ``(0, 1/B], (1/B, 2/B], ..., ((B-1)/B, 1]`` (closed on the right),
-    with confidence exactly 0 placed in the first bin. ECE is
-    ``sum_b (n_b / n) * |observed_b - confidence_b|``.
-
-    single_label/ordinal: top-label ECE (confidence = max probability, observed =
-    argmax == y).
-    multi_label: binary ECE per label (confidence = p of the positive, observed = y,
-    i.e. reliability of p against the observed positive frequency) on the unmasked
-    entries, averaged over labels that have any unmasked entry.
-    """
-    return _ece(task_type, y_true, proba, n_bins, "equal_width")
-
-
-def ece_adaptive(task_type: str, y_true, proba, n_bins: int = 15) -> float:
-    """As ``ece`` but with equal-mass bins.
-
-    Confidences are sorted (stable sort) and split into ``n_bins`` nearly equal
-    groups with ``np.array_split``; multi-label does this per label on its unmasked
-    entries.
-    """
-    return _ece(task_type, y_true, proba, n_bins, "equal_mass")
-
-
-def ece_classwise(task_type: str, y_true, proba, n_bins: int = 15) -> float:
-    """Class-wise ECE with equal-width bins (same bin convention as ``ece``).
-
-    single_label/ordinal: for each class c the binary ECE of ``proba[:, c]`` against
-    ``y == c``, averaged over all k classes (including classes absent from y_true).
-    multi_label: identical to ``ece``, which is already per-label binary ECE.
-    """
-    y, proba = _validate(task_type, y_true, proba)
-    n_bins = _validate_n_bins(n_bins)
-    return _mean_binary_calibration_error(task_type, y, proba, n_bins, "equal_width")
-
-
-def debiased_squared_calibration_error(count, outcome_sum, confidence_sum) -> np.ndarray:
-    """Kumar, Liang & Ma (2019) debiased squared binned calibration error, from per-bin sums.
-
-    Arrays ``[..., B]`` (leading dims broadcast: bootstrap draws): the (weighted) number of cases,
-    sum of outcomes and sum of confidences per bin. Per bin with at least two cases,
-    ``(n_b / n) * ((ybar_b - pbar_b)^2 - ybar_b (1 - ybar_b) / (n_b - 1))``: the plug-in square
-    minus the unbiased estimate of the variance of ``ybar_b``, so the sum is unbiased for the
-    squared binned calibration error. A bin with fewer than two cases has no variance estimate
-    and adds 0. The value can be negative (an error near 0 measured with noise). NaN when n == 0.
-    """
-    count = np.asarray(count, dtype=np.float64)
-    total = count.sum(axis=-1)
-    enough = count >= 2
-    safe = np.where(enough, count, 2.0)
-    outcome_mean = np.where(enough, np.asarray(outcome_sum) / safe, 0.0)
-    confidence_mean = np.where(enough, np.asarray(confidence_sum) / safe, 0.0)
-    variance = outcome_mean * (1.0 - outcome_mean) / (safe - 1.0)
-    terms = np.where(enough, count * ((outcome_mean - confidence_mean) ** 2 - variance), 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, terms.sum(axis=-1) / np.where(total > 0, total, 1.0), np.nan)
-
-
-def root_of_debiased(squared) -> np.ndarray:
-    """The calibration error from its debiased square: sqrt(max(square, 0)) (NaN stays NaN)."""
-    squared = np.asarray(squared, dtype=np.float64)
-    return np.sqrt(np.maximum(squared, 0.0), where=~np.isnan(squared), out=np.full(squared.shape, np.nan))
-
-
-def calibration_error_debiased_squared(task_type: str, y_true, proba, n_bins: int = 15) -> float:
-    """The debiased square behind ``calibration_error_debiased``, before the floor (may be < 0).
-
-    single_label/ordinal: top-label (as ``ece``). multi_label: the debiased squares of the labels
-    with any unmasked entry, averaged.
-    """
-    y, proba = _validate(task_type, y_true, proba)
-    n_bins = _validate_n_bins(n_bins)
-    if _is_multi_label(task_type):
-        targets, observed = _binary_targets(task_type, y, proba.shape[1])
-        columns = [(proba[observed[:, c], c], targets[observed[:, c], c]) for c in range(proba.shape[1]) if observed[:, c].any()]
-    else:
-        columns = [(proba.max(axis=1), (proba.argmax(axis=1) == y).astype(np.float64))]
-    squares = []
-    for confidence, outcome in columns:
-        bins = _equal_width_bin_index(confidence, n_bins)
-        squares.append(debiased_squared_calibration_error(
-            np.bincount(bins, minlength=n_bins), np.bincount(bins, weights=outcome, minlength=n_bins),
-            np.bincount(bins, weights=confidence, minlength=n_bins),
-        ))
-    return _nanmean_or_nan(np.array(squares, dtype=np.float64))
-
-
-def calibration_error_debiased(task_type: str, y_true, proba, n_bins: int = 15) -> float:
-    """Debiased binned RMS calibration error (Kumar, Liang & Ma 2019) with the bins of ``ece``.
-
-    The estimate of ``sqrt(sum_b P_b (E[y | b] - E[p | b])^2)``, the population L2 calibration
-    error over the same equal-width bins: ``calibration_error_debiased_squared`` floored at 0 and
-    square-rooted. Binned ECE is biased upwards by the noise of each bin's hit rate (a perfectly
-    calibrated predictor measures ECE ~0.03 on ~700 cases); the debiased square is unbiased, and
-    the root is biased only near 0, by the floor.
-    """
-    return float(root_of_debiased(calibration_error_debiased_squared(task_type, y_true, proba, n_bins)))
 
 
 # --------------------------------------------------------------------------- proper scores
@@ -460,11 +174,11 @@ def brier(task_type: str, y_true, proba) -> float:
     multi_label: per label, the binary Brier score on unmasked entries, averaged over
     labels with any unmasked entry.
     """
-    y, proba = _validate(task_type, y_true, proba)
+    y, proba = validate_inputs(task_type, y_true, proba)
     if _is_binary(task_type, proba):
         return float(((proba[:, 1] - (y == 1)) ** 2).mean())
-    if not _is_multi_label(task_type):
-        return float(((proba - _one_hot(y, proba.shape[1])) ** 2).sum(axis=1).mean())
+    if not is_multi_label(task_type):
+        return float(((proba - one_hot(y, proba.shape[1])) ** 2).sum(axis=1).mean())
     observed = ~np.isnan(y)
     squared_error = np.where(observed, (proba - np.where(observed, y, 0.0)) ** 2, 0.0)
     return _per_label_mean(squared_error, observed)
@@ -480,10 +194,10 @@ def nll(task_type: str, y_true, proba, eps: float = NLL_CLIP_EPS) -> float:
     multi_label: per label, binary log loss on unmasked entries, averaged over labels
     with any unmasked entry.
     """
-    y, proba = _validate(task_type, y_true, proba)
+    y, proba = validate_inputs(task_type, y_true, proba)
     if not (0.0 <= eps < 0.5):
         raise ValueError(f"eps must be in [0, 0.5); got {eps!r}")
-    if not _is_multi_label(task_type):
+    if not is_multi_label(task_type):
         p_true_class = np.clip(proba[np.arange(y.shape[0]), y], eps, 1.0 - eps)
         return float(-np.log(p_true_class).mean())
     observed = ~np.isnan(y)
@@ -512,7 +226,7 @@ def positives_per_class(task_type: str, y_true, k: int) -> list[int]:
     if task_type not in TASK_TYPES:
         raise ValueError(f"unknown task_type {task_type!r}; expected one of {TASK_TYPES}")
     y = np.asarray(y_true)
-    if _is_multi_label(task_type):
+    if is_multi_label(task_type):
         y = y.astype(np.float64, copy=False)
         if y.ndim != 2 or y.shape[1] != k:
             raise ValueError(f"shape mismatch: multi_label y_true must be [n, {k}]; got {y.shape}")
@@ -536,8 +250,8 @@ def evaluate(task_type: str, y_true, proba, n_bins: int = 15) -> dict:
     kappa_quadratic (None unless ordinal), ece, ece_adaptive, ece_classwise, brier,
     nll, n_eval, positives_eval. Scalar metrics that are undefined stay float NaN.
     """
-    y, proba = _validate(task_type, y_true, proba)
-    n_bins = _validate_n_bins(n_bins)
+    y, proba = validate_inputs(task_type, y_true, proba)
+    n_bins = validate_n_bins(n_bins)
     per_class = auroc_per_class(task_type, y, proba)
     return {
         "auroc": _summary_auroc(task_type, per_class),

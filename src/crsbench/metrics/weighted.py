@@ -1,11 +1,11 @@
-"""The metrics of `classification` under case weights, vectorised over bootstrap draws.
+"""The metrics of `classification` and `calibration` under case weights, vectorised over bootstrap draws.
 
 A case-level bootstrap draw is a vector of case weights (how often each case was drawn); every
 metric of a draw is the metric of the test set with each case repeated that often. Each class is
 built once per prediction vector (one sort, bin indices, per-case losses) and then evaluated on a
 (B, n) weight matrix: AUROC in O(n) per draw (cumulative sums along the sorted order), ECE, the
 debiased calibration error, Brier and NLL as matrix products. At unit weights they equal
-metrics/classification.py: AUROC bit for bit (the weighted Mann-Whitney count is integer arithmetic, exact in
+metrics/classification.py and metrics/calibration.py: AUROC bit for bit (the weighted Mann-Whitney count is integer arithmetic, exact in
 float64), the others up to the order of floating-point summation (tests/metrics/test_weighted_metrics.py).
 """
 
@@ -13,13 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from crsbench.metrics.classification import (
-    NLL_CLIP_EPS,
-    _equal_width_bin_index,
-    _validate,
-    debiased_squared_calibration_error,
-    root_of_debiased,
-)
+from crsbench.metrics.calibration import debiased_squared_calibration_error, equal_width_bin_index, root_of_debiased
+from crsbench.metrics.classification import NLL_CLIP_EPS
+from crsbench.metrics.validation import validate_inputs
 
 DEFAULT_BINS = 15
 
@@ -88,7 +84,7 @@ class BinnedCalibration:
 
     def __init__(self, confidence: np.ndarray, outcome: np.ndarray, cases: np.ndarray, n_bins: int = DEFAULT_BINS):
         self.cases = cases
-        bins = _equal_width_bin_index(confidence[cases], n_bins)
+        bins = equal_width_bin_index(confidence[cases], n_bins)
         self._bins = bins
         rows = np.arange(len(cases))
         self.outcome = np.zeros((len(cases), n_bins))
@@ -121,14 +117,14 @@ class BinnedCalibration:
 class WeightedMetrics:
     """AUROC (macro), ECE, Brier and NLL of one prediction vector, for rows of case weights.
 
-    The definitions are those of metrics/classification.py (one-vs-rest macro AUROC over the classes defined in
+    The definitions are those of metrics/classification.py and metrics/calibration.py (one-vs-rest macro AUROC over the classes defined in
     the draw, the positive column's for two classes; top-label ECE for single-label, per-label for
     multi-label; the positive column's Brier for two classes, the multi-class sum otherwise; NLL
     clipped at float64 epsilon). Build once per vector; call with (B, n) weights.
     """
 
     def __init__(self, task_type: str, y_true, proba, n_bins: int = DEFAULT_BINS):
-        y, proba = _validate(task_type, y_true, proba)
+        y, proba = validate_inputs(task_type, y_true, proba)
         self.task_type = task_type
         self.multi_label = task_type == "multi_label"
         n, k = proba.shape

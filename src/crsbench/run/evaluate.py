@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crsbench.metrics import calibration
 from crsbench.metrics import classification as metrics
 from crsbench.plan.conditions import Condition
 from crsbench.plan.fit_units import FitUnit
@@ -99,7 +100,7 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> Eva
     tempered = fitted.probe.predict_proba(eval_set.x, tempered=True)
     numbers = {
         **scores,
-        "ece_temperature_scaled": metrics.ece(fitted.task_type, eval_set.y, tempered),
+        "ece_temperature_scaled": calibration.ece(fitted.task_type, eval_set.y, tempered),
         "probe_temperature": fitted.probe.temperature,
         "condition_kind": condition.kind,
         "condition": condition.name,

@@ -14,9 +14,8 @@ import numpy as np
 import pandas as pd
 
 from crsbench.crs import axis_math
-
-from crsbench.metrics import classification as metrics
 from crsbench.crs.definition import DEFAULT_DELTA, DEFAULT_MARGIN
+from crsbench.metrics import calibration
 from crsbench.results.record_set import Records, validated
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
@@ -251,7 +250,7 @@ PER_SEED_EXTRAS: tuple[str, ...] = (
 
 
 def debiased_calibration_errors(records: pd.DataFrame, predictions) -> pd.Series | None:
-    """metrics.calibration_error_debiased of every clean fraction-1.0 record, by record_key, from its
+    """calibration.calibration_error_debiased of every clean fraction-1.0 record, by record_key, from its
     stored per-case predictions (crsbench.results.predictions.Predictions); None when any of them has none.
     Shown beside the calibration axis; it is not the axis."""
     rec = validated(records)
@@ -269,7 +268,7 @@ def debiased_calibration_errors(records: pd.DataFrame, predictions) -> pd.Series
             probs = predictions.probabilities(row.probs).astype(np.float64)
             if row.task_type != "multi_label":
                 probs /= probs.sum(axis=1, keepdims=True)  # float32 rounding: rows sum to 1 again
-            cache[(row.probs, row.test_set)] = metrics.calibration_error_debiased(row.task_type, labels, probs)
+            cache[(row.probs, row.test_set)] = calibration.calibration_error_debiased(row.task_type, labels, probs)
         errors[row.record_key] = cache[(row.probs, row.test_set)]
     return pd.Series(errors, name="calibration_error", dtype=float)
 
