@@ -23,7 +23,8 @@ from crsbench.crs import axis_math
 
 from crsbench.metrics import classification as metrics
 from crsbench.scoring.axes import compute_axes
-from crsbench.scoring.case_bootstrap import case_bootstrap, plan_tasks
+from crsbench.scoring.case_bootstrap import case_bootstrap
+from crsbench.scoring.task_draws import plan_tasks
 from crsbench.crs.definition import CRSConfig, crs_batch
 from crsbench.scoring.simulation import Design, EncoderTruth, simulate
 

@@ -6,9 +6,9 @@ One draw is
   perturbed copy of the same case; the shift set has its own cluster counts;
 - seed counts drawn with replacement, shared by every encoder and task (seeds fix the label
   subsets every encoder sees, so they are paired).
-Every metric is recomputed under the case weights (weighted_metrics), then the whole chain: per
-(encoder, task, seed) the four axes (axis_math), seed means under the seed counts, the CRS per
-task and on the cross-task means (crs.crs_batch), ranks. Draw 0 is the unit-weight point
+Every metric is recomputed under the case weights, then per (encoder, task, seed) the four axes and their
+seed means under the seed counts (scoring/task_draws.py); here the CRS per task and on the cross-task means
+(crs.crs_batch), ranks and their summaries. Draw 0 is the unit-weight point
 estimate, so the point and the draws go through one code path.
 
 Summaries: percentile intervals per encoder (CRS) and per axis; rank distribution; P(rank 1);
@@ -23,25 +23,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from crsbench.crs import axis_math
-from crsbench.scoring.axes import AxisScores, training_prior
-from crsbench.scoring.bootstrap_batched import draw_aurocs
-from crsbench.scoring.bootstrap_linear import draw_aurocs_linear
+from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
+from crsbench.results.predictions import Predictions
+from crsbench.results.record_set import Records
+from crsbench.scoring.axes import AxisScores
 from crsbench.scoring.refits import (RefitSpread, cross_task_terms, refit_axes, refit_rng, spread_from_axes,
                                     task_refit_draws, whole_curve)
-from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
-from crsbench.errors import DataError
-from crsbench.results.predictions import Predictions
-from crsbench.results.record_set import Records, validated
 from crsbench.scoring.statistics import OVERALL, BootstrapResult, competition_ranks
-from crsbench.metrics.weighted import WeightedMetrics, case_major
+from crsbench.scoring.task_draws import TaskPlan, exact_work, plan_tasks, task_axis_values, task_types_of
 
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
 REFIT_LABEL = ("paired case, seed and training-sample bootstrap (test-set clusters and seeds resampled, "
                "{k} paired refits per task at 100 % labels)")
 INTERVAL_METHOD = "percentile"
-MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
-SHIFT_PREFIX = "shift:"  # precomputed AUROCs on the shift set, apart from the same hash on the test set
 # batched: every AUROC of a task for all draws at once, exactly (bootstrap_batched); reference: the same
 # values one vector at a time; linearised: the AUROC draws by one matrix product, the degenerate second-order
 # term of the Mann-Whitney statistic dropped (bootstrap_linear); auto: batched while its work is at most
@@ -111,199 +105,6 @@ def summarise(encoders: Sequence[str], draws: np.ndarray, *, reference: int, lev
     )
 
 
-# --------------------------------------------------------------------------- draws
-
-
-def cluster_counts(rng: np.random.Generator, n_clusters: int, n_draws: int) -> np.ndarray:
-    """(n_draws, n_clusters): how often each cluster is drawn in a resample of n_clusters."""
-    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_draws)
-
-
-@dataclass
-class TaskPlan:
-    """What one task's per-draw axes need: the prediction vector per record, by grid position."""
-
-    task: str
-    axes: tuple[str, ...]
-    test_set: str
-    shift_set: str | None
-    full: dict[tuple[int, int], str]  # (encoder, seed) -> probability hash, clean at 100%
-    prior: dict[tuple[int, int], tuple[float, ...]] = field(default_factory=dict)  # (encoder, seed) -> training prior
-    fractions: list[float] = field(default_factory=list)
-    curve: dict[tuple[int, int, int], str] = field(default_factory=dict)  # (e, s, fraction index) -> hash
-    perturbed: list[tuple[str, int]] = field(default_factory=list)
-    pert: dict[tuple[int, int, int], str] = field(default_factory=dict)  # (e, s, condition index) -> hash
-    shift: dict[tuple[int, int], list[str]] = field(default_factory=dict)
-
-
-def _common_grid(frame: pd.DataFrame, columns: list[str], units: int) -> list[tuple]:
-    """Values of `columns` present for every (encoder, seed) unit, sorted."""
-    keys = frame[columns].apply(tuple, axis=1)
-    per_unit = keys.groupby([frame["encoder"], frame["seed"]]).agg(set)
-    if len(per_unit) < units:
-        return []
-    return sorted(set.intersection(*per_unit.tolist()))
-
-
-def plan_tasks(records: Records | pd.DataFrame, stored: Predictions, axis_scores: AxisScores) -> list[TaskPlan]:
-    """Map the records the axes used to their prediction files; DataError when some are missing."""
-    rec = validated(records)
-    rec = rec[rec["encoder"].isin(axis_scores.encoders) & rec["task"].isin(axis_scores.tasks)
-              & rec["seed"].isin(axis_scores.seeds) & rec["auroc"].notna()]
-    rec = rec.merge(stored.index[["record_key", "test_set", "probs"]], on="record_key", how="left")
-    enc = {e: i for i, e in enumerate(axis_scores.encoders)}
-    seed = {s: i for i, s in enumerate(axis_scores.seeds)}
-    units = len(enc) * len(seed)
-    plans = []
-    for t, task in enumerate(axis_scores.tasks):
-        axes = tuple(a for a, k in zip(axis_scores.axes, axis_scores.task_mask[t]) if k)
-        rows = rec[rec["task"] == task]
-        clean = rows[rows["condition_kind"] == "clean"]
-        full = clean[clean["fraction"] == 1.0]
-        needed = [full]
-        plan = TaskPlan(task, axes, "", None, {})
-        if "label_efficiency" in axes:
-            plan.fractions = [f for (f,) in _common_grid(clean, ["fraction"], units)]
-            needed.append(clean[clean["fraction"].isin(plan.fractions)])
-        if "robustness" in axes:
-            at_full = rows[rows["fraction"] == 1.0]
-            pert = at_full[at_full["condition_kind"] == "perturbation"]
-            plan.perturbed = _common_grid(pert, ["condition", "severity"], units) if len(pert) else []
-            keys = pert[["condition", "severity"]].apply(tuple, axis=1) if len(pert) else pd.Series(dtype=object)
-            needed.append(pert[keys.isin(plan.perturbed)] if len(pert) else pert)
-            needed.append(at_full[at_full["condition_kind"] == "shift"])
-        used = pd.concat(needed).drop_duplicates("record_key")
-        if used["probs"].isna().any():
-            first = used[used["probs"].isna()].iloc[0]
-            raise DataError(
-                f"record {first['record_key']} ({first['encoder']}, {task}, seed {first['seed']}, "
-                f"{first['condition']}) has no stored predictions: the case-level bootstrap needs every record's"
-            )
-        test_sets = set(used.loc[used["condition_kind"] != "shift", "test_set"])
-        if len(test_sets) != 1:
-            raise DataError(f"task {task!r}: records scored on {len(test_sets)} different test sets; expected one")
-        plan.test_set = test_sets.pop()
-        shift_sets = set(used.loc[used["condition_kind"] == "shift", "test_set"])
-        plan.shift_set = shift_sets.pop() if len(shift_sets) == 1 else None
-        for row in used.itertuples():
-            e, s = enc[row.encoder], seed[row.seed]
-            if row.condition_kind == "clean":
-                if row.fraction == 1.0:
-                    plan.full[(e, s)] = row.probs
-                    prior = training_prior(row._asdict())
-                    if "calibration" in axes and prior is None:
-                        raise DataError(f"record {row.record_key} ({row.encoder}, {task}, seed {row.seed}) has no "
-                                        "training class counts: the calibration axis (Brier skill) needs them")
-                    plan.prior[(e, s)] = tuple(prior) if prior is not None else ()
-                if row.fraction in plan.fractions:
-                    plan.curve[(e, s, plan.fractions.index(row.fraction))] = row.probs
-            elif row.condition_kind == "perturbation":
-                plan.pert[(e, s, plan.perturbed.index((row.condition, row.severity)))] = row.probs
-            elif plan.shift_set is not None:
-                plan.shift.setdefault((e, s), []).append(row.probs)
-        plans.append(plan)
-    return plans
-
-
-class _Vectors:
-    """WeightedMetrics per probability hash of one test set, built on first use."""
-
-    def __init__(self, stored: Predictions, test_set: str, task_type: str):
-        self.stored, self.cases, self.task_type = stored, stored.case_set(test_set), task_type
-        self._metrics: dict[str, WeightedMetrics] = {}
-        self._priors: dict[tuple[float, ...], WeightedMetrics] = {}
-
-    def build(self, digest: str) -> WeightedMetrics:
-        """The vector's WeightedMetrics, not kept."""
-        probs = self.stored.probabilities(digest).astype(np.float64)
-        if self.task_type != "multi_label":
-            probs /= probs.sum(axis=1, keepdims=True)  # float32 rounding: rows sum to 1 again
-        return WeightedMetrics(self.task_type, self.cases.labels, probs)
-
-    def get(self, digest: str) -> WeightedMetrics:
-        if digest not in self._metrics:
-            self._metrics[digest] = self.build(digest)
-        return self._metrics[digest]
-
-    def prior(self, prevalence: tuple[float, ...]) -> WeightedMetrics:
-        """The prior predictor's metrics: every case predicted the training prevalence."""
-        if prevalence not in self._priors:
-            probs = np.tile(np.asarray(prevalence, dtype=np.float64), (len(self.cases.labels), 1))
-            self._priors[prevalence] = WeightedMetrics(self.task_type, self.cases.labels, probs)
-        return self._priors[prevalence]
-
-
-def _grid(shape, mapping: dict, values: dict[str, np.ndarray], n: int) -> np.ndarray:
-    out = np.empty((n, *shape))
-    for position, digest in mapping.items():
-        out[(slice(None), *position)] = values[digest]
-    return out
-
-
-def task_digests(plan: TaskPlan) -> tuple[list[str], list[str]]:
-    """The probability hashes whose AUROC the task's axes read: on its test set, and on its shift set."""
-    test = list(plan.full.values())
-    if "label_efficiency" in plan.axes:
-        test += plan.curve.values()
-    if "robustness" in plan.axes:
-        test += plan.pert.values()
-    shift = [d for ds in plan.shift.values() for d in ds] if "robustness" in plan.axes else []
-    return list(dict.fromkeys(test)), list(dict.fromkeys(shift))
-
-
-def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights: np.ndarray,
-                    shift_weights: np.ndarray | None, n_enc: int, n_seeds: int,
-                    vectors: dict[str, _Vectors], precomputed: dict[str, np.ndarray] | None = None) -> np.ndarray:
-    """Axis values (B, E, S, A_task) of one task under case weights (B, n) (and shift weights).
-
-    precomputed: AUROC (B,) per probability hash for these draws (draw_aurocs; shift-set ones keyed
-    SHIFT_PREFIX + hash), used in place of computing them here; the result is the same."""
-    test = vectors.setdefault(plan.test_set, _Vectors(stored, plan.test_set, task_type))
-    b = len(weights)
-    weights = case_major(weights)  # once per chunk: every vector gathers rows of it
-    shift_weights = case_major(shift_weights) if shift_weights is not None else None
-    auroc: dict[str, np.ndarray] = dict(precomputed or {})
-
-    def aurocs(digests, vecs, w):
-        for digest in set(digests):
-            if digest not in auroc:
-                auroc[digest] = vecs.get(digest).auroc(w)
-
-    aurocs(plan.full.values(), test, weights)
-    clean = _grid((n_enc, n_seeds), plan.full, auroc, b)
-    layers = []
-    for axis in plan.axes:
-        if axis == "discrimination":
-            layers.append(clean)
-        elif axis == "calibration":
-            brier = {d: test.get(d).brier(weights) for d in set(plan.full.values())}
-            prior_brier = {p: test.prior(p).brier(weights) for p in set(plan.prior.values())}
-            skill = np.empty((b, n_enc, n_seeds))
-            for (e, s), digest in plan.full.items():
-                skill[:, e, s] = axis_math.brier_skill(brier[digest], prior_brier[plan.prior[(e, s)]])
-            layers.append(skill)
-        elif axis == "label_efficiency":
-            aurocs(plan.curve.values(), test, weights)
-            curve = _grid((n_enc, n_seeds, len(plan.fractions)), plan.curve, auroc, b)
-            layers.append(axis_math.label_efficiency(curve, plan.fractions))
-        elif axis == "robustness":
-            aurocs(plan.pert.values(), test, weights)
-            pert = _grid((n_enc, n_seeds, len(plan.perturbed)), plan.pert, auroc, b)
-            shift = None
-            if plan.shift:
-                shift_vectors = vectors.setdefault(plan.shift_set, _Vectors(stored, plan.shift_set, task_type))
-                shift_auroc = {}
-                for digest in {d for ds in plan.shift.values() for d in ds}:
-                    shift_auroc[digest] = auroc.get(SHIFT_PREFIX + digest)
-                    if shift_auroc[digest] is None:
-                        shift_auroc[digest] = shift_vectors.get(digest).auroc(shift_weights)
-                shift = np.empty((b, n_enc, n_seeds))
-                for (e, s), digests in plan.shift.items():
-                    shift[:, e, s] = np.mean([shift_auroc[d] for d in digests], axis=0)
-            layers.append(axis_math.robustness(pert, shift))
-    return np.stack(layers, axis=-1)
-
-
 # --------------------------------------------------------------------------- the bootstrap
 
 
@@ -362,7 +163,7 @@ def case_bootstrap(
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     records = Records.of(records)  # validated once; plan_tasks and the task types reuse it
     plans = plan_tasks(records, stored, axis_scores)
-    task_types = _task_types(records.frame)
+    task_types = task_types_of(records.frame)
     work, smallest = exact_work(plans, stored, task_types, config.n_boot + 1)
     if engine == "auto":
         engine = "batched" if work <= EXACT_LIMIT else "linearised"
@@ -372,33 +173,8 @@ def case_bootstrap(
     rng = np.random.default_rng(config.seed)
     seed_counts = np.vstack([np.ones(n_seeds), rng.multinomial(n_seeds, np.full(n_seeds, 1 / n_seeds), config.n_boot)])
 
-    per_task: dict[str, np.ndarray] = {}
-    for plan in plans:
-        cases = stored.case_set(plan.test_set)
-        codes, n_clusters = cases.cluster_codes()
-        counts = np.vstack([np.ones(n_clusters), cluster_counts(rng, n_clusters, config.n_boot)])
-        shift_codes = shift_counts = None
-        if plan.shift_set is not None:
-            shift_codes, n_shift = stored.case_set(plan.shift_set).cluster_codes()
-            shift_counts = np.vstack([np.ones(n_shift), cluster_counts(rng, n_shift, config.n_boot)])
-        values = np.empty((n_draws, n_enc, len(plan.axes)))
-        vectors: dict[str, _Vectors] = {}
-        precomputed: dict[str, np.ndarray] = {}
-        if engine in ("batched", "linearised"):
-            precomputed = _auroc_draws_of_test_and_shift(plan, stored, task_types[plan.task], counts, codes,
-                                                         shift_counts, shift_codes,
-                                                         draw_aurocs_linear if engine == "linearised" else draw_aurocs)
-        chunk = max(1, MAX_CELLS // max(len(codes), 1))
-        for start in range(0, n_draws, chunk):
-            part = slice(start, start + chunk)
-            cube = task_axis_draws(
-                plan, stored, task_types[plan.task], counts[part][:, codes],
-                shift_counts[part][:, shift_codes] if shift_counts is not None else None,
-                n_enc, n_seeds, vectors, {d: v[part] for d, v in precomputed.items()},
-            )
-            c = seed_counts[part]
-            values[part] = np.einsum("bs,besa->bea", c, cube) / c.sum(axis=1)[:, None, None]
-        per_task[plan.task] = values
+    per_task = {plan.task: task_axis_values(plan, stored, task_types[plan.task], rng, seed_counts, n_enc, engine)
+                for plan in plans}  # in the plans' order: each task draws its cluster counts from rng in turn
 
     spread = training_spread(records, axis_scores)
     inclusive = spread.present and config.target == "training-samples"
@@ -470,45 +246,10 @@ def training_spread(records: Records, axis_scores: AxisScores) -> RefitSpread:
     return spread_from_axes({task: whole_curve(a, names[task]) for task, a in by_task.items()}, notes)
 
 
-def exact_work(plans: Sequence[TaskPlan], stored: Predictions, task_types: dict[str, str],
-               n_draws: int) -> tuple[float, int]:
-    """(column-case-draws the exact AUROC draws take, cases of the smallest set they read): per task, the
-    vectors read x their AUROC columns x the cases of their test (or shift) set x the draws. Read from the
-    prediction files' shapes only."""
-    total, smallest = 0.0, 0
-    for plan in plans:
-        test_digests, shift_digests = task_digests(plan)
-        for digests, test_set in ((test_digests, plan.test_set), (shift_digests, plan.shift_set)):
-            if not digests or test_set is None:
-                continue
-            n_cases, width = stored.probabilities(digests[0]).shape
-            columns = 1 if width == 2 and task_types[plan.task] != "multi_label" else width
-            total += float(len(digests)) * columns * n_cases * n_draws
-            smallest = n_cases if not smallest else min(smallest, n_cases)
-    return total, smallest
 
 
-def _auroc_draws_of_test_and_shift(plan: TaskPlan, stored: Predictions, task_type: str, counts: np.ndarray,
-                                   codes: np.ndarray, shift_counts: np.ndarray | None, shift_codes: np.ndarray | None,
-                                   draw=draw_aurocs) -> dict[str, np.ndarray]:
-    """AUROC (n_draws,) per probability hash the task reads on its test set and, keyed SHIFT_PREFIX + hash,
-    on its shift set, every draw at once (by `draw`: the exact
-    draw_aurocs or draw_aurocs_linear). Rank statistics are built per group of vectors and dropped (only
-    the few clean 100% vectors stay cached, for the Brier)."""
-    test_digests, shift_digests = task_digests(plan)
-    test = _Vectors(stored, plan.test_set, task_type)
-    out = draw(test.build, test_digests, counts, codes)
-    if shift_digests and shift_counts is not None:
-        shift = _Vectors(stored, plan.shift_set, task_type)
-        shifted = draw(shift.build, shift_digests, shift_counts, shift_codes)
-        out.update({SHIFT_PREFIX + d: v for d, v in shifted.items()})
-    return out
 
 
-def _task_types(records: pd.DataFrame) -> dict[str, str]:
-    if "task_type" not in records.columns or records["task_type"].isna().any():
-        raise DataError("records lack task_type: the case-level bootstrap needs it to recompute metrics")
-    return records.groupby("task")["task_type"].first().to_dict()
 
 
 def _cross_task(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores) -> np.ndarray:
