@@ -18,7 +18,7 @@ from crsbench.crs import components as comp
 from crsbench.crs.definition import CRSConfig, crs_batch
 from crsbench.report import write_score_report
 from crsbench.report.components_view import disagreement_lines
-from crsbench.report.terminal import scores_data
+from crsbench.report.documents import scores_data
 from crsbench.scoring.component_tables import REVERSAL, TIE, component_tables
 from crsbench.scoring.score import score_records
 from crsbench.scoring.simulation import Design, EncoderTruth, simulate

@@ -27,7 +27,8 @@ from crsbench.bundles.repository import Refusal
 from crsbench.core.printable import printable
 from crsbench.report.claims import target_line
 from crsbench.report.components_view import DEFINITION_WORDS
-from crsbench.report.terminal import AXIS_HEADERS, json_ready
+from crsbench.report.documents import json_ready
+from crsbench.report.terminal import AXIS_HEADERS
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score import ScoreReport

@@ -70,7 +70,7 @@ def compare(
         out.result(f"scores written to {folder} (CSV, Parquet, JSON)")
     _departure_lines(out, scored)  # last too: a reader of the tail sees it
     if as_json:
-        from crsbench.report.terminal import scores_data
+        from crsbench.report.documents import scores_data
 
         out.json({**scores_data(scored), "schema": COMPARE_SCHEMA, "departures": list(scored.settings.departures),
                   "sources": [dict(s) for s in scored.settings.sources],

@@ -236,7 +236,7 @@ def results(
     for path in written:
         out.result(f"wrote {path}")
     if as_json:
-        from crsbench.report.terminal import results_data
+        from crsbench.report.documents import results_data
 
         out.json({**results_data(aggregate, grid), "exported": [str(p) for p in written]})
 
@@ -260,7 +260,7 @@ def score(
                                         _target(target))
     _render_scores(out, scored, folder, seconds)
     if as_json:
-        from crsbench.report.terminal import scores_data
+        from crsbench.report.documents import scores_data
 
         out.json({**scores_data(scored), "written": str(folder)})
 

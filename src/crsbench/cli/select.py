@@ -77,7 +77,7 @@ def _plan_data(prepared) -> dict | None:
 
 def selection_data(selection, dry_run: bool) -> dict:
     """`select --json`: what the command prints, as values (docs/cli.md)."""
-    from crsbench.report.terminal import scores_data
+    from crsbench.report.documents import scores_data
 
     prepared, scored = selection.prepared, selection.scored
     return {
