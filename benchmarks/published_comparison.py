@@ -41,7 +41,7 @@ import math
 import numpy as np
 
 from crsbench.crs.definition import DEFINITIONS, CRSConfig, crs_chain
-from crsbench.scoring.statistics import rank_statistics_draws
+from crsbench.scoring.rank_agreement import rank_statistics_draws
 
 AXES = ("discrimination", "calibration", "label_efficiency", "robustness")
 RHOS = (0.3, 0.6, 0.9)

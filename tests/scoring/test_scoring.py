@@ -23,13 +23,13 @@ from crsbench.results.records import aggregate_seeds
 from crsbench.report import scores_table as scores_rich_table
 from crsbench.report import write_score_report
 from crsbench.errors import DataError
+from crsbench.scoring.rank_agreement import rank_agreement
 from crsbench.scoring.score import SCORE_COLUMNS, ScoreReport, score_records
 from crsbench.scoring.statistics import (
     competition_ranks,
     crs_from_counts,
     interval_quantiles,
     paired_seed_bootstrap,
-    rank_agreement,
     seed_resample_counts,
     weight_sensitivity,
 )

@@ -28,7 +28,7 @@ import pandas as pd
 
 from crsbench.crs import components as comp
 from crsbench.crs.definition import DEFINITIONS, CRSConfig, crs_chain, reference_index, scaled_values
-from crsbench.scoring.statistics import rank_agreement, rank_agreement_intervals
+from crsbench.scoring.rank_agreement import rank_agreement, rank_agreement_intervals
 
 TIE = "tie"
 REVERSAL = "reversal"
@@ -47,7 +47,7 @@ class ComponentTables:
 def agreement_by_definition(values: pd.DataFrame, draws: np.ndarray | None, reference: str, config: CRSConfig,
                             baselines: Sequence[str] = (), *, n_seeds: int, method: str) -> pd.DataFrame:
     """AUROC against the CRS under each definition (the cohort without floor baselines), one row each, with
-    bootstrap intervals from the axis draws where there are draws (statistics.rank_agreement_intervals)."""
+    bootstrap intervals from the axis draws where there are draws (rank_agreement.rank_agreement_intervals)."""
     axes = list(values.columns)
     if "discrimination" not in axes:
         return pd.DataFrame()

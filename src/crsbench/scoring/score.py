@@ -27,6 +27,7 @@ from crsbench.scoring.cohort_grid import Incomplete, grid_stage
 from crsbench.scoring.component_tables import (ComponentTables, agreement_by_definition, component_tables,
                                                components_summary)
 from crsbench.scoring.gap_variance import leading_gap_variance
+from crsbench.scoring.rank_agreement import rank_agreement, rank_agreement_intervals
 from crsbench.scoring.refits import fitted_probe_table, fitted_probes_summary, target_sentence
 from crsbench.results.predictions import Predictions
 from crsbench.scoring.settings import ScoreSettings
@@ -35,8 +36,6 @@ from crsbench.scoring.statistics import (
     SeedBootstrap,
     competition_ranks,
     paired_seed_bootstrap,
-    rank_agreement,
-    rank_agreement_intervals,
     weight_sensitivity,
 )
 
