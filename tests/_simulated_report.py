@@ -32,10 +32,20 @@ def per_class(records, stored):
     return out
 
 
-def scored_cohort(n_boot: int = 200):
+def simulated_cohort():
+    """The cohort's records (with their per-class AUROCs and dataset fields) and stored predictions, unscored:
+    the same for every n_boot, so a test session simulates it once (tests/report/conftest.py)."""
     records, stored = simulate(DESIGN, np.random.default_rng(3))
     records["auroc_per_class"] = per_class(records, stored)
     records["dataset"], records["dataset_fingerprint"] = "sim-" + records["task"], "dfp-" + records["task"]
+    return records, stored
+
+
+def scored_cohort(cohort, n_boot: int = 200):
+    """(report, records, stored) of `cohort` (simulated_cohort's pair) scored with n_boot draws; the records
+    are a copy, so a caller's changes stay its own."""
+    records, stored = cohort
+    records = records.copy()
     report = score_records(records, DESIGN.encoders[1].name, CRSConfig(n_boot=n_boot, n_weight_draws=200),
                            baselines=("raw-pixels",), predictions=stored)
     return report, records, stored

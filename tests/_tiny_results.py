@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -30,3 +31,10 @@ def tiny_results(root: Path) -> Path:
     """Run the tiny suite into `root`/out and return that folder."""
     api.run(tiny_suite(root))
     return root / "out"
+
+
+def copied_results(root: Path, into: Path) -> Path:
+    """A copy of a tiny run's folder (suite, out/, cache/) in `into`, for tests that score or report into
+    it; returns the copy's out/ folder."""
+    shutil.copytree(root, into, dirs_exist_ok=True)
+    return into / "out"

@@ -25,6 +25,21 @@ def pytest_cmdline_main(config):
         config.option.numprocesses = "auto"
 
 
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """The tiny suite (_tiny_results) run once per session: the folder holding its suite, out/ and cache/.
+    Read it only; a test that scores or reports into it takes a copy (_tiny_results.copied_results)."""
+    from _tiny_results import tiny_results
+
+    root = tmp_path_factory.mktemp("tiny-run")
+    with pytest.MonkeyPatch.context() as patch:  # made before any test's own isolation applies
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("tiny-xdg")))
+        patch.delenv("CRSBENCH_DATA", raising=False)
+        patch.delenv("CRSBENCH_CACHE", raising=False)
+        tiny_results(root)
+    return root
+
+
 @pytest.fixture(autouse=True)
 def _isolated_caches(tmp_path_factory, monkeypatch):
     """No test reads or writes the user's caches, and none can find data by accident."""

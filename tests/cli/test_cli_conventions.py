@@ -12,7 +12,7 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from _tiny_results import tiny_results
+from _tiny_results import copied_results
 from crsbench import __version__, api
 from crsbench.cli.main import app
 from crsbench.errors import DataError
@@ -26,9 +26,9 @@ def invoke(*args, columns: int = 200):
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(tiny_run, tmp_path_factory):
     """Two encoders, one task, three seeds: a results folder scored in a second."""
-    return tiny_results(tmp_path_factory.mktemp("conventions"))
+    return copied_results(tiny_run, tmp_path_factory.mktemp("conventions"))
 
 
 # ----------------------------------------------------------------------------- --version, -q, -v

@@ -54,11 +54,11 @@ def test_the_quick_demo_report_renders_in_chromium(tmp_path, monkeypatch):
 
 
 @needs_browser
-def test_a_report_with_every_figure_renders_in_chromium(tmp_path):
+def test_a_report_with_every_figure_renders_in_chromium(tmp_path, simulated_cohort):
     from _simulated_report import COSTS, scored_cohort
     from crsbench.report.page import write_report
 
-    report, records, stored = scored_cohort(n_boot=100)
+    report, records, stored = scored_cohort(simulated_cohort, n_boot=100)
     files = write_report(report, records, tmp_path / "report", predictions=stored, seconds_per_image=COSTS)
     assert all(f.absent is None for f in files.figures)
     shots = Path(os.environ.get("CRSBENCH_SCREENSHOTS", tmp_path))

@@ -16,8 +16,8 @@ from crsbench.report.page import write_report
 
 
 @pytest.fixture(scope="module")
-def cohort():
-    return scored_cohort(n_boot=150)
+def cohort(simulated_cohort):
+    return scored_cohort(simulated_cohort, n_boot=150)
 
 
 @pytest.fixture(scope="module")

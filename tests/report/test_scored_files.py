@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from _load_counts import counting_loads
-from _tiny_results import tiny_results
+from _tiny_results import copied_results
 from crsbench import api
 from crsbench.cli.main import app
 from crsbench.report.scored_files import FOLDER, VALUE_FILE, read_scored, write_scored
@@ -24,8 +24,8 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    return tiny_results(tmp_path_factory.mktemp("scored"))
+def results(tiny_run, tmp_path_factory):
+    return copied_results(tiny_run, tmp_path_factory.mktemp("scored"))
 
 
 def _same(a, b):
