@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
@@ -25,19 +26,39 @@ def pytest_cmdline_main(config):
         config.option.numprocesses = "auto"
 
 
+@contextlib.contextmanager
+def _isolated_build(tmp_path_factory, name: str):
+    """A folder for a session-wide build, made with the isolation `_isolated_caches` gives each test (a session
+    fixture is made before any test's own fixtures apply)."""
+    root = tmp_path_factory.mktemp(name)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(root / "xdg"))
+        patch.delenv("CRSBENCH_DATA", raising=False)
+        patch.setenv("CRSBENCH_CACHE", str(root / "cache"))
+        os.environ.setdefault("OMP_NUM_THREADS", "2")  # as every test gets it
+        yield root
+
+
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
     """The tiny suite (_tiny_results) run once per session: the folder holding its suite, out/ and cache/.
     Read it only; a test that scores or reports into it takes a copy (_tiny_results.copied_results)."""
     from _tiny_results import tiny_results
 
-    root = tmp_path_factory.mktemp("tiny-run")
-    with pytest.MonkeyPatch.context() as patch:  # made before any test's own isolation applies
-        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("tiny-xdg")))
-        patch.delenv("CRSBENCH_DATA", raising=False)
-        patch.delenv("CRSBENCH_CACHE", raising=False)
+    with _isolated_build(tmp_path_factory, "tiny-run") as root:
         tiny_results(root)
     return root
+
+
+@pytest.fixture(scope="session")
+def quick_demo_results(tmp_path_factory):
+    """The quick demo suite on generated data (no MedMNIST), run once per session (minutes on two cores):
+    its results folder. Read it only; a test that writes a report into it takes a copy."""
+    from crsbench import api
+
+    with _isolated_build(tmp_path_factory, "quick-demo") as root:
+        api.run(api.demo_suite(quick=True, output=root / "results", use_medmnist=False), cache_dir=root / "cache")
+    return root / "results"
 
 
 @pytest.fixture(autouse=True)
