@@ -8,6 +8,6 @@ import pytest
 @pytest.fixture(scope="session")
 def simulated_cohort():
     """The simulated cohort with stored predictions (_simulated_report), unscored; tests score their own copy."""
-    from _simulated_report import simulated_cohort
+    import _simulated_report
 
-    return simulated_cohort()
+    return _simulated_report.simulated_cohort()
