@@ -28,8 +28,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from crsbench.core.vocabulary import TASK_TYPES
-from crsbench.metrics.calibration import (  # noqa: F401  calibration_error_debiased: scoring/simulation.py reads it here
-    calibration_error_debiased,
+from crsbench.metrics.calibration import (
     ece,
     ece_adaptive,
     ece_classwise,
