@@ -10,8 +10,8 @@ import pytest
 from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap
-from crsbench.scoring.refits import (cross_task_terms, refit_terms, satterthwaite_df, target_sentence,
-                                    task_refit_draws, whole_curve)
+from crsbench.scoring.refits import (cross_task_terms, satterthwaite_df, target_sentence, task_refit_draws,
+                                    whole_curve)
 from crsbench.scoring.score import score_records
 from crsbench.scoring.simulation import Design, EncoderTruth, simulate
 
@@ -32,7 +32,7 @@ def test_refit_terms_have_the_refits_covariance_as_a_t_and_are_paired():
     base = rng.normal(size=(k, 1, 2))
     deviations = np.concatenate([base, base, 2 * base], axis=1)  # encoders 0 and 1 moved by the same resample
     deviations -= deviations.mean(axis=0, keepdims=True)
-    terms = refit_terms(deviations, 200_001, rng)
+    terms = task_refit_draws(deviations, 200_001, rng)[0]
     assert np.all(terms[0] == 0)
     np.testing.assert_array_equal(terms[:, 0], terms[:, 1])  # one resample for every encoder: paired
     np.testing.assert_allclose(terms[:, 2], 2 * terms[:, 0])

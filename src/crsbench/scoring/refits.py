@@ -118,14 +118,10 @@ def spread_from_axes(axes_by_refit: dict[str, np.ndarray], notes: Sequence[str] 
     return RefitSpread(deviations, {t: len(a) for t, a in deviations.items()}, tuple(notes))
 
 
-def refit_terms(deviations: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-    """(n_draws, E, A): draw 0 zero, then sum_k g_bk dev_k / sqrt(chi2_b) (module docstring)."""
-    return task_refit_draws(deviations, n_draws, rng)[0]
-
-
 def task_refit_draws(deviations: np.ndarray, n_draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """One task's refit terms (n_draws, E, A) as the t (module docstring), and the same draws before the scale
-    mixing: normal, with the refits' sample covariance (what a cross-task term mixes once, `cross_task_terms`)."""
+    """One task's refit terms (n_draws, E, A) as the t, draw 0 zero, then sum_k g_bk dev_k / sqrt(chi2_b)
+    (module docstring); and the same draws before the scale mixing: normal, with the refits' sample
+    covariance (what a cross-task term mixes once, `cross_task_terms`)."""
     k = deviations.shape[0]
     g = rng.standard_normal((n_draws, k))
     chi2 = rng.chisquare(k - 1, n_draws)

@@ -281,8 +281,9 @@ def _population_two_class(separation: float, slope: float, design: Design, n_bin
     """Two classes at infinite sample size, by integration over the score difference: the top-label
     binned ECE (sum_b |P_b gap_b|), the RMS binned error (sqrt(sum_b P_b gap_b^2), the target of
     metrics.calibration.calibration_error_debiased), both with the equal-width bins of
-    metrics.calibration.ece, and the Brier skill against the training prior (1 - E[(p1 - y)^2] / E[(pi - y)^2]). The test set's class
-    shares (`test_shares`) weight the two classes; the probe's logit carries the training prior."""
+    metrics.calibration.ece, and the Brier skill against the training prior (1 - E[(p1 - y)^2] /
+    E[(pi - y)^2]). The test set's class shares (`test_shares`) weight the two classes; the probe's logit
+    carries the training prior."""
     sd = np.sqrt(2 * design.variance)
     t = np.linspace(-separation - 12 * sd, separation + 12 * sd, 400_001)
     prior1, test1 = design.prevalence, float(design.test_shares(2)[1])
