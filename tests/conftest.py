@@ -16,15 +16,38 @@ if _WORKERS > 1:
         os.environ.setdefault(_name, _SHARE)
 
 
+_GROUPED = "CRSBENCH_TESTS_BY_GROUP"
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
     """Plain `pytest` (no path, no -n) spreads the fast loop over every core when pytest-xdist is there;
     `-n 0` or `-p no:xdist` keeps one process, and a run of named files or tests stays in one process."""
-    if (config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", 0) is None
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    if (getattr(config.option, "numprocesses", 0) is None
             and config.args_source == pytest.Config.ArgsSource.TESTPATHS
             and not config.getoption("usepdb", False) and "PYTEST_XDIST_WORKER" not in os.environ):
         config.option.numprocesses = "auto"
+    # tests marked xdist_group("...") share an expensive module or session fixture: one worker runs them
+    # all, so it is built once rather than once per worker (xdist would otherwise pick "load"). A worker
+    # parses the command line afresh, so it learns of the choice from the environment it inherits.
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        if os.environ.get(_GROUPED) == "1":
+            config.option.loadgroup = True
+    elif config.option.numprocesses and config.option.dist == "no":
+        config.option.dist = "loadgroup"
+        os.environ[_GROUPED] = "1"
 
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """The slow tests first, each file's in its own order: spread over workers, the long ones start early and
+    the short ones fill in at the end, instead of one long test running alone while the other workers idle.
+    (trylast: after pytest has grouped the tests by their fixtures' parameters.)"""
+    items[:] = [item for item in items if item.get_closest_marker("slow")] + \
+               [item for item in items if not item.get_closest_marker("slow")]
 
 @contextlib.contextmanager
 def _isolated_build(tmp_path_factory, name: str):

@@ -3,15 +3,12 @@ planted answer, and the real PH2 and RetinaMNIST cohorts with the offline encode
 
 from __future__ import annotations
 
-import csv
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from PIL import Image
 from typer.testing import CliRunner
 
 from _load_counts import counting_loads
@@ -194,7 +191,7 @@ def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatc
 def _real_run(tmp_path, data, *args):
     out = tmp_path / "out"
     # the budget keeps the test short; on a slower machine the smallest protocol runs all the same
-    result = _select(data, "--encoders", "efficientnet-lite0@input_size=96,colour-texture", "--budget", "2m30s",
+    result = _select(data, "--encoders", "efficientnet-lite0@input_size=96,colour-texture", "--budget", "1m",
                      "--over-budget", "-o", out, "--cache-dir", tmp_path / "cache", *args)
     assert result.exit_code == 0, result.output
     assert re.search(r"Leading tier: \S", result.output)
@@ -218,6 +215,7 @@ def test_retinamnist_npz_with_offline_encoders(tmp_path):
     assert "task: ordinal (declared by the dataset's metadata), 5 classes" in output
 
 
+@pytest.mark.slow  # four selects, each writing its report: half a minute
 def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_same(tmp_path, monkeypatch):
     """api.select does the work and returns a value; the command only renders it."""
     from crsbench import api

@@ -379,6 +379,7 @@ def test_default_constants_cover_the_four_axes_with_commensurate_spans():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("quick-demo")  # with the other reader of the session's quick demo: built once
 def test_each_encoder_as_reference_gives_the_same_top_encoder_on_demo_quick(quick_demo_results):
     """Issue counter-example: under the previous definition each of the three encoders ranked first
     when it was the reference. Reads the demo-quick suite's results (a run of minutes on two cores)."""

@@ -2,9 +2,11 @@
 
 The project's shift AUROC with EfficientNet-Lite0 must equal, within 0.02, that of an independent pipeline
 written here: PIL's antialiased bilinear resize of each stored image in float, the model's own forward,
-scikit-learn's StandardScaler and LogisticRegression. Rounding the upsampled image back to uint8 before the
-encoder (the engine's old behaviour) moved this AUROC by about 0.1. Both pipelines train on the same fixed
-random 1,600 of the 4,708 training images, so the comparison costs a third of the full set's embedding time.
+scikit-learn's StandardScaler and LogisticRegression. Both pipelines train on the same fixed random 800 of
+the 4,708 training images, so the comparison costs a fraction of the full set's embedding time and can still
+fail: rounding the upsampled image back to uint8 before the encoder (the engine's old behaviour) moves the
+independent pipeline's AUROC by 0.067 on these 800 (0.626 -> 0.693), more than three times the tolerance;
+the two pipelines agree within 0.001.
 """
 
 import numpy as np
@@ -15,7 +17,7 @@ from _shared_data import shared_file
 SIZE = 128  # the encoder's input: 28 -> 128 upsampling for the task, none for the 128-pixel shift set
 C_GRID = (0.01, 0.1, 1.0)
 BATCH = 128
-TRAIN_ROWS = 1600
+TRAIN_ROWS = 800
 
 
 def training_subset(source, folder) -> str:

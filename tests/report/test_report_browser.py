@@ -42,6 +42,7 @@ def test_hostile_names_render_without_running_anything(tmp_path):
 
 @needs_browser
 @pytest.mark.slow
+@pytest.mark.xdist_group("quick-demo")  # with the other reader of the session's quick demo: built once
 def test_the_quick_demo_report_renders_in_chromium(tmp_path, quick_demo_results):
     shutil.copytree(quick_demo_results, tmp_path / "demo")  # the report is written into the results folder
     files = api.write_report(tmp_path / "demo")

@@ -116,6 +116,7 @@ def _scored_with(package: Path, results: Path) -> str:
     return shown.stdout.strip()
 
 
+@pytest.mark.slow  # three fresh interpreters, each importing the package copy and scoring
 def test_a_stored_score_is_recomputed_after_an_edit_of_the_scoring_code_and_only_then(results, tmp_path):
     import crsbench
 

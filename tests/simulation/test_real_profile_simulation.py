@@ -363,7 +363,9 @@ def cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("real-embeddings")
 
 
-@pytest.fixture(scope="module", params=COHORTS)
+# each cohort's measured run is built once per process: one worker runs all of a cohort's tests
+@pytest.fixture(scope="module", params=[pytest.param(c, marks=pytest.mark.xdist_group(f"real-profile-{c}"))
+                                        for c in COHORTS])
 def run(request, cache) -> Run:
     return benchmark_runs(request.param, cache)
 

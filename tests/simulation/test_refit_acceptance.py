@@ -19,7 +19,9 @@ COHORTS = {
 }
 
 
-@pytest.fixture(scope="module", params=list(COHORTS))
+# one worker runs both tests of a cohort, so that its simulated runs are built once
+@pytest.fixture(scope="module", params=[pytest.param(c, marks=pytest.mark.xdist_group(f"refit-acceptance-{c}"))
+                                        for c in COHORTS])
 def cohort(request):
     make, reference, loser_target = COHORTS[request.param]
     design = make()
