@@ -26,7 +26,7 @@ from crsbench.bundles.manifest import Limits, json_bytes
 from crsbench.bundles.write import parquet_bytes
 from crsbench.cli.main import app
 
-from _bundle_fixtures import PIXELS_4, PIXELS_8, N_BOOT, bundle_members as _members, suite as _suite, zipped as _zip
+from _bundle_fixtures import N_BOOT, bundle_members as _members, suite as _suite, zipped as _zip
 
 
 # --------------------------------------------------------------------------- the joint-run equality

@@ -22,7 +22,7 @@ from crsbench.bundles.manifest import json_bytes
 from crsbench.bundles.write import parquet_bytes
 from crsbench.cli.main import app
 from crsbench.results.predictions import CaseSet, probability_hash
-from _bundle_fixtures import bundle_members, rehashed_manifest, zipped
+from _bundle_fixtures import bundle_members, zipped
 
 DEEP = 200_000
 

@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import os
 import numpy as np
 import pytest

@@ -11,8 +11,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from crsbench.core.vocabulary import SPLITS
 from crsbench.datasets import synthetic
-from crsbench.datasets.base import SPLITS, Dataset, DatasetMeta
+from crsbench.datasets.base import Dataset, DatasetMeta
 from crsbench.datasets.synthetic import SPECIALTIES, SyntheticDataset, SyntheticSpec, demo_dataset
 from crsbench.errors import DataError
 

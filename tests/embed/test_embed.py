@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from crsbench.datasets.base import ArrayImages, DatasetMeta, SplitData, sha256_of
+from crsbench.core.hashing import sha256_of
+from crsbench.datasets.base import ArrayImages, DatasetMeta, SplitData
 from crsbench.embed.cache import CachedEmbedder, Embedder, EmbeddingCache, EmbeddingRequest, content_hash
 from crsbench.encoders.pixels import PixelRule
 from crsbench.encoders.base import EncoderBase

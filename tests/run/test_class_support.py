@@ -1,9 +1,8 @@
 """A class the protocol cannot use (a misspelt label) is refused before a run, naming it and its rows."""
 
-import numpy as np
 import pytest
 
-from crsbench.run.class_support import check_class_support, counts_line, report_and_check, split_class_counts
+from crsbench.run.class_support import check_class_support, report_and_check, split_class_counts
 from crsbench.datasets.folder import FolderDataset
 from crsbench.errors import DataError
 

@@ -34,7 +34,7 @@ from crsbench.scoring.statistics import (
     weight_sensitivity,
 )
 
-from _synthetic_records import FRACTIONS, PERTURBATIONS, make_records, one_task_records, record  # noqa: F401
+from _synthetic_records import make_records, one_task_records, record
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crsbench.errors import DataError
+from crsbench.report import claims
 from crsbench.selection import advice
 from crsbench.selection.budget import (
     CLEAN_SPLITS,
@@ -459,26 +460,26 @@ def test_a_p_rank1_that_disagrees_with_the_tier_is_explained():
     scores["p_rank1"] = pd.Series({"X": 0.45, "Y": 0.26, "Z": 0.29})
     scores["in_leading_tier"] = pd.Series({"X": True, "Y": True, "Z": False})
     scored = _Scored(scores, ("X", "Y"), pd.DataFrame(), "Z")
-    [sentence] = advice.tier_against_p_rank1(scored)
+    [sentence] = claims.tier_against_p_rank1(scored)
     assert sentence.startswith("P(#1) and the tier disagree: Z is outside the leading tier yet first in 29% of "
                                "bootstrap draws, more than Y inside it (26%).")
     assert "Read the tier as the verdict" in sentence
     scores.loc["Z", "p_rank1"] = 0.1
-    assert advice.tier_against_p_rank1(scored) == []
+    assert claims.tier_against_p_rank1(scored) == []
 
 
 def test_registry_floor_baselines_are_named_as_such():
     scores = _scores([("raw-pixels", 0.85, 0.5, 0.8, 0.8, 2.0, 0.5, 3.5),
                       ("efficientnet-lite0", 0.84, 0.5, 0.8, 0.8, 0.0, math.nan, math.nan)])
     scored = _Scored(scores, ("raw-pixels", "efficientnet-lite0"), pd.DataFrame(), "efficientnet-lite0")
-    [sentence] = advice.floor_sentences(scored)
+    [sentence] = claims.floor_sentences(scored)
     assert sentence.startswith("raw-pixels is a training-free floor baseline and has the highest CRS: none of the "
                                "pretrained encoders beat it on this cohort (the best of them, efficientnet-lite0, "
                                "has CRS 0.00)")
     only = _Scored(scores.rename(index={"efficientnet-lite0": "colour-texture"}), ("raw-pixels",), pd.DataFrame(),
                    "colour-texture")
-    assert advice.floor_sentences(only)[0].startswith("Every encoder scored is a training-free floor baseline")
+    assert claims.floor_sentences(only)[0].startswith("Every encoder scored is a training-free floor baseline")
     tied = _Scored(scores.rename(index={"raw-pixels": "mine", "efficientnet-lite0": "raw-pixels@input_size=16"}),
                    ("mine", "raw-pixels@input_size=16"), pd.DataFrame(), "raw-pixels@input_size=16")
     assert ("The training-free floor baseline raw-pixels@input_size=16 is in the leading tier: mine did not beat it"
-            in advice.floor_sentences(tied)[0])
+            in claims.floor_sentences(tied)[0])

@@ -427,8 +427,6 @@ def test_p14_intervals_cover_the_tier_holds_the_best_and_the_point_top_beats_cha
     left_out = float(np.mean([[e not in tier for e in far] for tier in run.tiers])) if far else float("nan")
     bias = run.points.mean(axis=0) - run.expected[names].to_numpy()
     bias_se = run.points.std(axis=0, ddof=1) / np.sqrt(r)
-    ordered = np.sort(run.expected.to_numpy())
-    gaps = np.diff(ordered)
     nearest = {e: min([abs(run.expected[e] - run.expected[f]) for f in names if f != e]) for e in names}
     print(f"\n{run.cohort.name}: population CRS (expected over refits) {run.expected.round(2).to_dict()}, true best {run.best}")
     print(f"  coverage {coverage:.3f} (MC s.e. {se(0.95, r * len(others)):.3f}; per encoder "

@@ -15,8 +15,7 @@ from typing import Protocol, Sequence, Union, runtime_checkable
 
 import numpy as np
 
-from crsbench.core.hashing import sha256_of  # noqa: F401 - re-exported where it was
-from crsbench.core.vocabulary import SPLITS, TASK_TYPES  # noqa: F401 - re-exported where they were
+from crsbench.core.vocabulary import TASK_TYPES
 
 
 def file_sha256(path) -> str:

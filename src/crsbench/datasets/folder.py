@@ -27,7 +27,8 @@ from typing import ClassVar, Literal, Optional, Sequence, Union
 
 import numpy as np
 
-from crsbench.datasets.base import DatasetMeta, sha256_of
+from crsbench.core.hashing import sha256_of
+from crsbench.datasets.base import DatasetMeta
 from crsbench.datasets.image_files import FileSplits, RowPlaces
 from crsbench.datasets.kind import (
     DatasetInfo,

@@ -14,7 +14,8 @@ from typing import Iterator, Sequence
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from crsbench.datasets.base import SPLITS, SplitData, stack_if_uniform
+from crsbench.core.vocabulary import SPLITS
+from crsbench.datasets.base import SplitData, stack_if_uniform
 from crsbench.datasets.decoded import DecodedStore
 from crsbench.datasets.paths import check_contained
 from crsbench.errors import DataError

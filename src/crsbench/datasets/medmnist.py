@@ -25,8 +25,9 @@ from typing import ClassVar, Mapping, Optional
 import numpy as np
 from pydantic import field_validator
 
+from crsbench.core.vocabulary import SPLITS
 from crsbench.datasets.arrays import Header, NpzArchive
-from crsbench.datasets.base import SPLITS, ArrayImages, SplitData
+from crsbench.datasets.base import ArrayImages, SplitData
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, PathLike
 from crsbench.errors import DataError
 

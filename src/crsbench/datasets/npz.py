@@ -12,6 +12,8 @@ from typing import ClassVar, Optional
 
 import numpy as np
 
+from crsbench.core.hashing import sha256_of
+from crsbench.core.vocabulary import SPLITS
 from crsbench.datasets.arrays import (
     NUMERIC,
     TEXT_OR_INTEGER,
@@ -22,7 +24,7 @@ from crsbench.datasets.arrays import (
     refuse_non_finite,
     require_kind,
 )
-from crsbench.datasets.base import SPLITS, ArrayImages, SplitData, file_sha256, sha256_of
+from crsbench.datasets.base import ArrayImages, SplitData, file_sha256
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, ModalityName, PathLike
 from crsbench.datasets.labels import declared_names
 from crsbench.datasets.splits import grouped_stratified_split

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from crsbench.datasets.base import SPLITS
+from crsbench.core.vocabulary import SPLITS
 
 
 def grouped_stratified_split(

@@ -35,7 +35,9 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from crsbench.datasets.base import SPLITS, ArrayImages, SplitData, sha256_of
+from crsbench.core.hashing import sha256_of
+from crsbench.core.vocabulary import SPLITS
+from crsbench.datasets.base import ArrayImages, SplitData
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, Number
 from crsbench.datasets.synthetic_images import render_cxr, render_derm, render_fundus
 from crsbench.errors import DataError

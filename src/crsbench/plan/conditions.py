@@ -12,8 +12,6 @@ from typing import Sequence
 
 import numpy as np
 
-from crsbench.core.vocabulary import CONDITION_KINDS as KINDS  # noqa: F401 - the name this module gave them
-
 
 @dataclass(frozen=True)
 class Condition:

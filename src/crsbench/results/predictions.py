@@ -26,7 +26,7 @@ import pandas as pd
 
 from crsbench.core.atomic import atomic_write
 from crsbench.errors import DataError
-from crsbench.results.store import PREDICTION_SCHEMAS, ResultsStore  # noqa: F401 - the schemas re-exported where they were
+from crsbench.results.store import ResultsStore
 
 PREDICTIONS_DIR = "predictions"
 
@@ -244,5 +244,5 @@ def case_set_of(split, labels: np.ndarray, task: str, role: str) -> CaseSet:
 
 __all__: Sequence[str] = (
     "CaseSet", "PredictionFiles", "Predictions", "load_predictions", "storage_bytes", "probability_hash",
-    "PREDICTION_SCHEMAS", "index_statements", "case_set_of",
+    "index_statements", "case_set_of",
 )

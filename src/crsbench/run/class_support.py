@@ -15,7 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from crsbench.datasets.base import SPLITS, Dataset
+from crsbench.core.vocabulary import SPLITS
+from crsbench.datasets.base import Dataset
 from crsbench.datasets.labels import find_clash
 from crsbench.errors import DataError
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crsbench.datasets.base import SPLITS, Dataset, images_batch
+from crsbench.core.vocabulary import SPLITS
+from crsbench.datasets.base import Dataset, images_batch
 from crsbench.errors import DataError
 from crsbench.run.resolve import _dataset
 from crsbench.run.shift import shift_label_indices

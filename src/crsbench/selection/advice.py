@@ -25,8 +25,8 @@ from scipy.stats import norm
 
 from crsbench.scoring.axis_evidence import thin_axes
 from crsbench.scoring.gap_variance import gap_sentence
-from crsbench.report.claims import (  # noqa: F401 (the advice's sentences, shared with the report)
-    AXIS_WORDS, floor_encoders, floor_sentences, small_class_sentences, target_line, thin_sentences, tier_against_p_rank1)
+from crsbench.report.claims import (
+    AXIS_WORDS, floor_sentences, small_class_sentences, target_line, thin_sentences, tier_against_p_rank1)
 
 if TYPE_CHECKING:  # annotations only: the advice reads the scored value
     from crsbench.scoring.score import ScoreReport

@@ -9,8 +9,8 @@ from typing import Sequence
 import numpy as np
 from PIL import UnidentifiedImageError
 
+from crsbench.core.vocabulary import SPLITS
 from crsbench.run.class_support import check_class_support, split_class_counts
-from crsbench.datasets.base import SPLITS
 from crsbench.datasets.image_files import open_image
 from crsbench.errors import DataError
 from crsbench.selection.cohort_checks import (

@@ -23,9 +23,10 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from crsbench.datasets.base import SPLITS, DatasetMeta, SplitData, sha256_of
-from crsbench.datasets.base import file_sha256  # noqa: F401 - re-exported where it was
-from crsbench.datasets.image_files import FileImages, FileSplits, RowPlaces, load_image
+from crsbench.core.hashing import sha256_of
+from crsbench.core.vocabulary import SPLITS
+from crsbench.datasets.base import DatasetMeta, file_sha256
+from crsbench.datasets.image_files import FileSplits, RowPlaces, load_image
 from crsbench.datasets.kind import DatasetKind, FileKindOptions, MaxSide, Number, PathLike
 from crsbench.datasets.labels import refuse_repeated_columns
 from crsbench.datasets.paths import check_contained
