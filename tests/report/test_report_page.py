@@ -15,6 +15,9 @@ from crsbench.cli.main import app
 from crsbench.report import evidence, narrative
 from _report_fixtures import COHORT, HOSTILE, HOSTILE_TASKS, SUITE_HASH, write_results
 
+pytestmark = pytest.mark.xdist_group("report-page")  # one worker writes the module's reports once
+
+
 class Tags(HTMLParser):
     def __init__(self):
         super().__init__()
