@@ -40,7 +40,6 @@ def pytest_cmdline_main(config):
         os.environ[_GROUPED] = "1"
 
 
-
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """The slow tests first, each file's in its own order: spread over workers, the long ones start early and
@@ -48,6 +47,7 @@ def pytest_collection_modifyitems(config, items):
     (trylast: after pytest has grouped the tests by their fixtures' parameters.)"""
     items[:] = [item for item in items if item.get_closest_marker("slow")] + \
                [item for item in items if not item.get_closest_marker("slow")]
+
 
 @contextlib.contextmanager
 def _isolated_build(tmp_path_factory, name: str):
