@@ -41,6 +41,7 @@ from crsbench.scoring.simulation import (
 from crsbench.scoring.simulation_fit import design_from_records, fit_truth
 
 from _shared_data import shared_file
+from _worker_groups import one_worker_each
 
 pytestmark = pytest.mark.slow
 
@@ -363,9 +364,8 @@ def cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("real-embeddings")
 
 
-# each cohort's measured run is built once per process: one worker runs all of a cohort's tests
-@pytest.fixture(scope="module", params=[pytest.param(c, marks=pytest.mark.xdist_group(f"real-profile-{c}"))
-                                        for c in COHORTS])
+# each cohort's measured run is built once per process: one worker runs all of its tests
+@pytest.fixture(scope="module", params=one_worker_each("real-profile", COHORTS))
 def run(request, cache) -> Run:
     return benchmark_runs(request.param, cache)
 

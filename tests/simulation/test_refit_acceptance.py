@@ -9,6 +9,8 @@ import pytest
 
 from crsbench.scoring.refit_simulation import doubled, published_like, rates, simulate_runs, small_split
 
+from _worker_groups import one_worker_each
+
 pytestmark = pytest.mark.slow
 
 RUNS = 30
@@ -20,8 +22,7 @@ COHORTS = {
 
 
 # one worker runs both tests of a cohort, so that its simulated runs are built once
-@pytest.fixture(scope="module", params=[pytest.param(c, marks=pytest.mark.xdist_group(f"refit-acceptance-{c}"))
-                                        for c in COHORTS])
+@pytest.fixture(scope="module", params=one_worker_each("refit-acceptance", COHORTS))
 def cohort(request):
     make, reference, loser_target = COHORTS[request.param]
     design = make()
