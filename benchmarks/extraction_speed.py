@@ -5,13 +5,15 @@
     real timm adapter (`TimmEncoder`: lazy build, strict safetensors load, normalisation on the device,
     inference_mode, autocast by `precision`, float32 numpy out);
   - plain: the loop a practitioner writes for speed: slice the uint8 array, move it to the device,
-    convert and normalise there, `model(x)` under inference_mode and the same autocast.
+    convert and normalise there, `model(x)` under inference_mode and the same autocast (channels-last
+    weights and input with it, as oneDNN and cuDNN run reduced precision fastest).
 Same weights (a random timm model saved as model.safetensors), same images, same batch size; the two
 alternate for `--repeats` rounds and the best round of each counts. The vectors must agree (float32:
 to 1e-4; bfloat16: cosine above 0.99, since the two may round differently). The ratio ours/plain must be
 at least 0.9 (exit status 1 otherwise; not at `--smoke` size, whose timings are noise).
-`--precision bf16` autocasts both on a GPU; on a CPU the project resolves it to float32 (CPU autocast
-is slower, not faster) and the loop does the same, so the comparison stays like for like.
+`--precision bf16` autocasts both where the device multiplies bfloat16 natively (a GPU of compute
+capability 8.0 and above, a CPU with AVX512-BF16); elsewhere the project resolves it to float32 and the
+loop does the same, so the comparison stays like for like.
 Run: python benchmarks/extraction_speed.py [--arch resnet18 --images 192 --batch-size 32 --precision fp32|bf16]
 """
 
@@ -44,11 +46,13 @@ def plain(model, array: np.ndarray, batch_size: int, mean, std, device: str, pre
     """uint8 to the device, normalised there (a quarter of the bytes a host-side float32 batch moves)."""
     mean = torch.tensor(mean, dtype=torch.float32, device=device).view(1, 3, 1, 1) * 255.0
     std = torch.tensor(std, dtype=torch.float32, device=device).view(1, 3, 1, 1) * 255.0
+    layout = torch.contiguous_format if precision == "fp32" else torch.channels_last
+    model = model.to(memory_format=layout)
     chunks = []
     with torch.inference_mode(), autocast_context(device, precision):
         for start in range(0, len(array), batch_size):
             x = torch.from_numpy(array[start : start + batch_size]).to(device, non_blocking=True)
-            x = (x.permute(0, 3, 1, 2).float() - mean) / std
+            x = ((x.permute(0, 3, 1, 2).float() - mean) / std).contiguous(memory_format=layout)
             chunks.append(model(x).float().cpu().numpy())
     return np.concatenate(chunks)
 

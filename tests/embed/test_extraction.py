@@ -55,16 +55,53 @@ def test_iter_batches_rejects_mismatched_ids():
         list(iter_batches(ArrayImages(np.zeros((3, 4, 4, 3), np.uint8)), ["a"], batch_size=2))
 
 
-def test_device_and_precision_choice():
+@pytest.mark.parametrize("native", [False, True])
+def test_device_and_precision_choice(monkeypatch, native):
+    import crsbench.encoders.torch_base as torch_base
+
+    asked = []
+    monkeypatch.setattr(torch_base, "bfloat16_is_native", lambda device: asked.append(device) or native)
     expected = "cuda" if torch.cuda.is_available() else ("mps" if torch.backends.mps.is_available() else "cpu")
     assert select_device() == expected and select_device("cpu") == "cpu"
-    assert resolve_precision("cpu") == "fp32" and resolve_precision("cpu", "bf16") == "fp32"
-    assert resolve_precision("cuda", "fp32") == "fp32" and resolve_precision("cuda", "fp16") == "fp16"
     # float32 unless reduced precision is asked for by name: records are compared against float32 vectors
-    assert resolve_precision("cuda") == "fp32" and resolve_precision("cuda:1", "bf16") == "bf16"
-    assert resolve_precision("mps", "bf16") == "fp32"
+    assert resolve_precision("cpu") == "fp32" and resolve_precision("cuda") == "fp32" and asked == []
+    assert resolve_precision("cuda", "fp32") == "fp32" and resolve_precision("cuda", "fp16") == "fp16"
+    # bfloat16 only where the device multiplies in it natively, CPUs included; never on mps, fp16 never on a CPU
+    assert resolve_precision("cpu", "bf16") == ("bf16" if native else "fp32")
+    assert resolve_precision("cuda:1", "bf16") == ("bf16" if native else "fp32") and asked == ["cpu", "cuda:1"]
+    assert resolve_precision("mps", "bf16") == "fp32" and resolve_precision("cpu", "fp16") == "fp32"
     with pytest.raises(ValueError):
         resolve_precision("cpu", "int8")
+
+
+class _Convolutional(TorchEncoderBase):
+    def build_model(self):
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(16, 32, 3))
+
+    def embed(self, model, pixels):
+        return model(pixels).mean(dim=(2, 3))
+
+
+def test_bfloat16_where_native_runs_autocast_on_channels_last_and_keys_the_vectors_apart(monkeypatch):
+    import crsbench.encoders.torch_base as torch_base
+
+    # autocast on a CPU runs without native bfloat16 too, only slower: the decision is planted
+    monkeypatch.setattr(torch_base, "bfloat16_is_native", lambda device: True)
+    spec = EncoderSpec(name="conv", source="user", identifier="conv", revision="1", licence="-", resize=12,
+                       mean=(0.5,) * 3, std=(0.25,) * 3, output="pooled", embed_dim=32, adapter={})
+    images = np.random.default_rng(3).integers(0, 256, (4, 12, 12, 3), dtype=np.uint8).astype(np.float32)
+    full, reduced = _Convolutional(spec, device="cpu"), _Convolutional(spec, device="cpu", precision="bf16")
+    assert full.precision == "fp32" and reduced.precision == "bf16"
+    exact, rounded = full.encode(images), reduced.encode(images)
+    assert rounded.dtype == np.float32 and rounded.shape == exact.shape
+    assert reduced.model[0].weight.is_contiguous(memory_format=torch.channels_last)
+    assert full.model[0].weight.is_contiguous()  # float32 keeps the layout its records were made with
+    assert reduced.preprocess(images).is_contiguous(memory_format=torch.channels_last)
+    cosine = (exact * rounded).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(rounded, axis=1)
+    # bfloat16 keeps 8 bits of mantissa: the vectors move (not a float32 run in disguise), but only slightly
+    assert not np.array_equal(exact, rounded) and cosine.min() > 0.999
+    assert reduced.spec.precision == "bf16" and reduced.spec.fingerprint() != full.spec.fingerprint()
 
 
 def normalise_batch(images: np.ndarray, mean, std) -> torch.Tensor:
@@ -113,3 +150,46 @@ def test_reduced_precision_is_part_of_the_fingerprint():
     spec = EncoderSpec(name="lin", source="user", identifier="lin", licence="-", resize=4, mean=(0.5,) * 3,
                        std=(0.5,) * 3, output="pooled", embed_dim=5, adapter={})
     assert spec.replace(precision="bf16").fingerprint() != spec.fingerprint()
+
+
+class _Counting(_Convolutional):
+    """Counts which entry the engine used: pixels resized in the workers, or uint8 resized on the device."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls = {"encode": 0, "encode_resizing": 0}
+
+    def encode(self, images):
+        self.calls["encode"] += 1
+        return super().encode(images)
+
+    def encode_resizing(self, images, pixels):
+        assert images.dtype == np.uint8  # the decoded pixels as stored, a quarter of float32's bytes
+        self.calls["encode_resizing"] += 1
+        return super().encode_resizing(images, pixels)
+
+
+@pytest.mark.parametrize("rule, interpolation", [("shorter-side", "bicubic"), ("squash", "bilinear"), ("pad", "bicubic")])
+def test_resizing_on_the_device_gives_the_vectors_of_resizing_in_the_workers(rule, interpolation):
+    """A GPU is sent uint8 batches and resizes them itself; forced here on the CPU, the same rule run there
+    must give the workers' vectors, for the clean images, a perturbed condition and a batch of mixed sizes."""
+    from crsbench.embed.cache import Embedder
+    from crsbench.plan.conditions import CLEAN, Condition
+
+    spec = EncoderSpec(name="conv", source="user", identifier="conv", revision="1", licence="-", resize=20,
+                       crop=16 if rule == "shorter-side" else None, pixel_rule=rule, interpolation=interpolation,
+                       mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3), output="pooled", embed_dim=32, adapter={},
+                       channel_order="BGR")
+    rng = np.random.default_rng(5)
+    uniform = ArrayImages(rng.integers(0, 256, (10, 37, 29, 3), dtype=np.uint8))
+    mixed = _ListImages([rng.integers(0, 256, (30 + i % 3, 26, 3), dtype=np.uint8) for i in range(7)])
+    for images, condition, uniform_batches in ((uniform, CLEAN, 3), (uniform, Condition.perturbation("gaussian_noise", 3), 3),
+                                               (mixed, CLEAN, 0)):
+        ids = [str(i) for i in range(len(images))]
+        in_workers, on_device = _Counting(spec, device="cpu"), _Counting(spec, device="cpu")
+        expected = Embedder(batch_size=4, resize_on_device=False).extract(in_workers, images, ids, condition, "x")
+        got = Embedder(batch_size=4, resize_on_device=True).extract(on_device, images, ids, condition, "x")
+        assert in_workers.calls == {"encode": 3 if images is uniform else 2, "encode_resizing": 0}
+        assert on_device.calls["encode_resizing"] == uniform_batches  # mixed sizes: resized in the workers still
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    assert not _Counting(spec, device="cpu").resizes_on_device  # a CPU's workers resize by default

@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -177,7 +179,7 @@ def test_the_validation_temperature_minimises_validation_log_loss(classes):
     logits = probe.standardiser.transform(x[350:]) @ probe.coef + probe.intercept
 
     def loss(t):
-        tempered = type(probe)(**{**probe.__dict__, "temperature": t})
+        tempered = dataclasses.replace(probe, temperature=t)
         return log_loss(y[350:], tempered.predict_proba(x[350:], tempered=True), labels=range(classes))
 
     grid = np.exp(np.linspace(np.log(0.2), np.log(5), 400))
@@ -186,4 +188,18 @@ def test_the_validation_temperature_minimises_validation_log_loss(classes):
     assert loss(probe.temperature) <= loss(1.0) + 1e-12
     assert logits.shape[0] == 150
     # the untempered probabilities are unchanged by the temperature
-    np.testing.assert_array_equal(probe.predict_proba(x[350:]), type(probe)(**{**probe.__dict__, "temperature": 3.0}).predict_proba(x[350:]))
+    np.testing.assert_array_equal(probe.predict_proba(x[350:]), dataclasses.replace(probe, temperature=3.0).predict_proba(x[350:]))
+
+
+@pytest.mark.parametrize("offset, spread", [(0.0, 1.0), (1e3, 1e-2)])
+def test_the_folded_standardiser_gives_the_logits_of_standardising_first(offset, spread):
+    """Logits come from the raw rows times coef / scale: equal to standardising first, even where a large
+    offset and a small spread make the two terms of the fold cancel."""
+    x, y = _blobs(400, 16, 3, seed=4)
+    x = offset + spread * x
+    probe = fit_probe("single_label", x[:300], y[:300], x[300:350], y[300:350], 3, ProbeConfig())
+    rows = x[350:].astype(np.float32)  # embeddings arrive as float32
+    standardised_first = probe.standardiser.transform(rows) @ probe.coef + probe.intercept
+    scale = max(1.0, np.abs(standardised_first).max())
+    np.testing.assert_allclose(probe.logits(rows), standardised_first, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(probe.predict_proba(rows).sum(1), 1.0)

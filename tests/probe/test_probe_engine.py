@@ -261,29 +261,6 @@ def test_history_hand_over_puts_each_problem_newest_pair_last():
     assert into.order()[0] == probe_engine.HISTORY - 1
 
 
-@pytest.mark.parametrize("capability, native", [((7, 5), False), ((8, 0), True), ((8, 6), True), ((9, 0), True)])
-def test_bfloat16_is_native_on_a_cuda_device_from_compute_capability_8(monkeypatch, capability, native):
-    asked = []
-
-    def capability_of(device):
-        asked.append(device)
-        return capability
-
-    monkeypatch.setattr(torch.cuda, "get_device_capability", capability_of)
-    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: not native)  # the CPU's answer is not used
-    assert probe_engine.bfloat16_is_native("cuda:1") is native
-    assert asked == [torch.device("cuda:1")]  # the device asked about, not the current one
-
-
-@pytest.mark.parametrize("avx512_bf16", [False, True])
-def test_bfloat16_is_native_on_a_cpu_by_its_instruction_set_and_never_on_other_devices(monkeypatch, avx512_bf16):
-    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: (9, 0))  # not asked for a CPU
-    assert probe_engine.bfloat16_is_native("cpu") is avx512_bf16
-    assert probe_engine.bfloat16_is_native(torch.device("cpu")) is avx512_bf16
-    assert probe_engine.bfloat16_is_native("mps") is False
-
-
 def test_the_warm_up_follows_the_device_decision_and_the_answer_stays_float32(monkeypatch):
     # a GPU of capability 8.0 would run the warm-up: here its decision is taken for the CPU the test runs on
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: (8, 0))

@@ -98,25 +98,38 @@ def _prepare(condition: Condition, pixels: PixelRule, batch, ids: Sequence[str])
     return prepare_batch(condition.apply(batch, ids), pixels)
 
 
+def _prepare_for_device(condition: Condition, pixels: PixelRule, batch, ids: Sequence[str]) -> np.ndarray:
+    """For an encoder that resizes on its device: the condition alone where the batch is uint8 images of one
+    size, the whole preparation otherwise (float32, resized). The dtype tells the two apart: a prepared
+    batch is always float32."""
+    altered = condition.apply(batch, ids)
+    uniform_uint8 = isinstance(altered, np.ndarray) and altered.dtype == np.uint8
+    return altered if uniform_uint8 else prepare_batch(altered, pixels)
+
+
 class Embedder:
     """The extraction engine: batches in split order, condition, resize, encode.
 
     Each decoded uint8 image, at the resolution it was acquired (or stored) at, is altered by the
     condition (perturbations are defined relative to the image, so they mean the same whatever encoder
     follows), then made into the encoder's input by one float resize (`spec.pixels()`); `encode`
-    receives float32 [n, S, S, 3] on 0-255.
+    receives float32 [n, S, S, 3] on 0-255. A torch encoder on a GPU is sent the uint8 images instead
+    (`encode_resizing`), where a batch's images share a size, and the same resize runs on its device.
 
     Batches come from a DataLoader (`num_workers` processes prepare them while the encoder runs);
     0 workers is the default because on a small CPU a worker competes with the encoder's threads.
     """
 
     def __init__(self, batch_size: int = 32, progress: Progress | None = None, num_workers: int = 0,
-                 pin_memory: bool | None = None, decoded: DecodedStore | None = None):
+                 pin_memory: bool | None = None, decoded: DecodedStore | None = None,
+                 resize_on_device: bool | None = None):
         self.batch_size = batch_size
         self.decoded = decoded  # decoded image files kept between passes (None: decode on every pass)
         self.progress = progress or SilentProgress()
         self.num_workers = num_workers
         self.pin_memory = pin_memory
+        # None: where the encoder says (`resizes_on_device`: a torch encoder on a GPU); True/False: forced
+        self.resize_on_device = resize_on_device
         self.forward_passes = 0  # counted so tests can prove a warm cache runs none
 
     def embed(self, request: EmbeddingRequest) -> Embedding:
@@ -133,11 +146,16 @@ class Embedder:
         chunks = []
         facts = encoder_facts(encoder)
         images = self.through_store(images)
-        prepare = partial(_prepare, condition, facts.pixels)
+        on_device = hasattr(encoder, "encode_resizing") and (
+            encoder.resizes_on_device if self.resize_on_device is None else self.resize_on_device)
+        prepare = partial(_prepare_for_device if on_device else _prepare, condition, facts.pixels)
         with self.progress.task(label, total=n, unit="img") as task:
             for index, batch in iter_batches(images, ids, self.batch_size, num_workers=self.num_workers,
                                              pin_memory=self.pin_memory, prepare=prepare):
-                vectors = encoder.encode(batch)
+                if batch.dtype == np.uint8:  # decoded pixels as stored: the device resizes them
+                    vectors = encoder.encode_resizing(batch, facts.pixels)
+                else:
+                    vectors = encoder.encode(batch)
                 self.forward_passes += 1
                 chunks.append(np.asarray(vectors, dtype=np.float32))
                 task.advance(len(index))

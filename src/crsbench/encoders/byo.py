@@ -131,6 +131,13 @@ class ModuleEncoder:
     def encode(self, images: np.ndarray) -> np.ndarray:
         return self._runner.encode(images)
 
+    @property
+    def resizes_on_device(self) -> bool:
+        return self._runner.resizes_on_device
+
+    def encode_resizing(self, images: np.ndarray, pixels) -> np.ndarray:
+        return self._runner.encode_resizing(images, pixels)
+
 
 # --- identity --------------------------------------------------------------------------------------
 

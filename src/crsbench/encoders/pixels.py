@@ -79,11 +79,17 @@ class PixelRule:
     def apply_batch(self, images: np.ndarray) -> np.ndarray:
         """[b, H, W, 3] images of one shape -> float32 [b, S, S, 3]."""
         import torch
+
+        x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).to(torch.float32)
+        return self.resize_tensor(x).permute(0, 2, 3, 1).contiguous().numpy()
+
+    def resize_tensor(self, x):
+        """float32 [b, 3, H, W] on 0-255, on any torch device -> [b, 3, S, S]: the same operations wherever
+        it runs (a GPU resizes the uint8 batches it was sent, see `TorchEncoderBase.encode_resizing`)."""
         import torch.nn.functional as F
 
-        height, width = images.shape[1:3]
+        height, width = x.shape[-2:]
         target = self.resized_shape(height, width)
-        x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).to(torch.float32)
         if target != (height, width):
             # antialiasing is a property of downscaling; torch applies it only where it shrinks
             x = F.interpolate(x, size=target, mode=self.filter, antialias=self.antialias, align_corners=False)
@@ -92,7 +98,7 @@ class PixelRule:
             x = _pad_centred(x, self.size)
         if self.crop is not None:
             x = _centre_crop(x, self.crop, self.crop_offset)
-        return x.permute(0, 2, 3, 1).contiguous().numpy()
+        return x
 
 
 def _centre_crop(x, size: int, offset: str = "round"):

@@ -1,9 +1,9 @@
 """What every torch-backed encoder shares: device, precision, crop, normalisation, batches.
 
-`TorchEncoderBase` owns the device (cuda, then mps, then cpu), optional bf16/fp16 autocast on a GPU,
-`torch.inference_mode`, the channel order and the mean/std normalisation (the engine has already made
-the card's square input, `crsbench.encoders.pixels`); a subclass only builds its model and says which output is
-the embedding.
+`TorchEncoderBase` owns the device (cuda, then mps, then cpu), optional bf16/fp16 autocast where the
+device multiplies in it natively (channels-last then too), `torch.inference_mode`, the channel order
+and the mean/std normalisation (the engine has already made the card's square input,
+`crsbench.encoders.pixels`); a subclass only builds its model and says which output is the embedding.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ import contextlib
 
 import numpy as np
 
+from crsbench.core.hardware import bfloat16_is_native
 from crsbench.encoders.base import EncoderBase
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.errors import EncoderError
 
-# "auto" is float32 on every device (what records are compared against); "bf16" and "fp16" autocast on a GPU
+# "auto" is float32 on every device (what records are compared against); "bf16" and "fp16" are asked by name
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 RUNTIME_OPTIONS = ("device", "precision")  # suite options every torch encoder takes
 
@@ -36,12 +37,15 @@ def select_device(preference: str = "auto") -> str:
 
 
 def resolve_precision(device: str, precision: str = "auto") -> str:
-    """'auto' is fp32 everywhere: reduced precision changes the vectors, so it is asked for by name. bf16
-    and fp16 autocast only on a CUDA device; on cpu and mps they mean fp32 (CPU autocast is slower, not
-    faster)."""
+    """'auto' is fp32 everywhere: reduced precision changes the vectors, so it is asked for by name. What
+    is asked runs only where the device multiplies in it natively, else fp32: bf16 on a CUDA device of
+    compute capability 8.0 and above or a CPU with AVX512-BF16 (`bfloat16_is_native`), fp16 on a CUDA
+    device. Autocast elsewhere converts each operand first and runs slower than float32."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    return precision if device.startswith("cuda") and precision in _AUTOCAST_DTYPES else "fp32"
+    if precision == "bf16" and device.split(":")[0] in ("cuda", "cpu") and bfloat16_is_native(device):
+        return "bf16"
+    return "fp16" if precision == "fp16" and device.startswith("cuda") else "fp32"
 
 
 _AUTOCAST_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
@@ -113,8 +117,21 @@ class TorchEncoderBase(EncoderBase):
     @property
     def model(self):
         if self._model is None:
-            self._model = self.build_model().eval().to(self.device)
+            model = self.build_model().eval().to(self.device)
+            if self.precision != "fp32":
+                # reduced-precision convolutions run fastest on channels-last weights (oneDNN, cuDNN), and the
+                # engine's [n, S, S, 3] pixels are channels-last already; float32 keeps the layout its records had
+                import torch
+
+                model = model.to(memory_format=torch.channels_last)
+            self._model = model
         return self._model
+
+    @property
+    def resizes_on_device(self) -> bool:
+        """On a GPU the engine sends uint8 batches as decoded (a quarter of float32's bytes) and the resize
+        runs there (`encode_resizing`); on a CPU the DataLoader's workers resize while this process encodes."""
+        return self.device.startswith("cuda")
 
     def preprocess(self, images: np.ndarray):
         """Pixels in [0, 255] [n, S, S, 3] (the engine's float32; uint8 accepted) -> normalised float32
@@ -122,17 +139,38 @@ class TorchEncoderBase(EncoderBase):
         import torch
 
         x = torch.from_numpy(np.ascontiguousarray(images)).to(self.device, non_blocking=True).permute(0, 3, 1, 2)
+        return self._normalised(x.float())
+
+    def _normalised(self, x):
+        """float32 [n, 3, S, S] on 0-255 on the device -> the checkpoint's channel order and normalisation."""
+        import torch
+
         if self.spec.channel_order == "BGR":
             x = x.flip(1)
-        x = x.float().div(255.0)
+        x = x.div(255.0)
         mean = torch.tensor(self.spec.mean, dtype=torch.float32, device=self.device).view(1, 3, 1, 1)
         std = torch.tensor(self.spec.std, dtype=torch.float32, device=self.device).view(1, 3, 1, 1)
-        return (x - mean) / std
+        x = (x - mean) / std
+        return x if self.precision == "fp32" else x.contiguous(memory_format=torch.channels_last)
 
     def encode(self, images: np.ndarray) -> np.ndarray:
+        return self._encoded(lambda: self.preprocess(images))
+
+    def encode_resizing(self, images: np.ndarray, pixels) -> np.ndarray:
+        """Decoded images [n, H, W, 3] of one shape (uint8 as stored, pinned by the DataLoader on a GPU) ->
+        vectors: moved as they are, then resized by `pixels` (a `PixelRule`) and normalised on the device."""
+        import torch
+
+        def prepared():
+            x = torch.from_numpy(np.ascontiguousarray(images)).to(self.device, non_blocking=True)
+            return self._normalised(pixels.resize_tensor(x.permute(0, 3, 1, 2).float()))
+
+        return self._encoded(prepared)
+
+    def _encoded(self, prepared) -> np.ndarray:
         import torch
 
         model = self.model
         with torch.inference_mode(), autocast_context(self.device, self.precision):
-            vectors = self.embed(model, self.preprocess(images))
+            vectors = self.embed(model, prepared())
         return vectors.float().cpu().numpy()

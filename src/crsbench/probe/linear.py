@@ -12,7 +12,7 @@ fit's gradient is then rechecked from the standardised rows: a fit that did not 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -126,17 +126,34 @@ class FittedProbe:
     gemm_flops: float = 0.0  # work the solver did in matrix products (for throughput figures)
     temperature: float = 1.0  # fitted on validation log-loss after C is chosen; shown beside, never used to score
 
+    # the standardiser folded into the weights (coef / scale, intercept - mean / scale @ coef), made on first
+    # use: a condition's logits are then one product of its raw rows, a quarter of the time of standardising
+    # them first; in float64 the two agree to about 1e-13
+    _folded: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
     @property
     def summary_c(self) -> float:
         return float(np.nanmedian(self.chosen_c)) if np.isfinite(self.chosen_c).any() else float("nan")
 
-    def predict_proba(self, x: np.ndarray, tempered: bool = False) -> np.ndarray:
-        """The probe's probabilities; `tempered`: with its logits divided by the validation temperature
-        (the standard deployment fix for miscalibration), for the ECE shown beside the calibration axis."""
-        logits = self.standardiser.transform(x) @ self.coef + self.intercept
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """float64 [n, m] logits of the raw embeddings `x` [n, d]."""
+        if self._folded is None:
+            coef = self.coef / self.standardiser.scale[:, None]
+            self._folded = (coef, self.intercept - (self.standardiser.mean / self.standardiser.scale) @ self.coef)
+        coef, intercept = self._folded
+        return np.asarray(x, dtype=np.float64) @ coef + intercept
+
+    def proba_from_logits(self, logits: np.ndarray, tempered: bool = False) -> np.ndarray:
+        """The probabilities of `logits(x)`; `tempered`: with the logits divided by the validation
+        temperature (the standard deployment fix for miscalibration), for the ECE shown beside the
+        calibration axis."""
         if tempered:
             logits = logits / self.temperature
         return HEADS[self.head][0](logits, self.classes, self.constants, self.n_classes)
+
+    def predict_proba(self, x: np.ndarray, tempered: bool = False) -> np.ndarray:
+        """The probe's probabilities of the raw embeddings `x` (see `proba_from_logits`)."""
+        return self.proba_from_logits(self.logits(x), tempered)
 
 
 TEMPERATURE_BOUNDS = (0.05, 20.0)

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from crsbench.core.hardware import bfloat16_is_native
+
 HISTORY = 10  # L-BFGS memory
 # rows used for the preconditioner's second moments: all of them up to this many (a subsample of 4,096 rows
 # cost a quarter more iterations on 5,000 rows; the estimate need not be exact beyond that)
@@ -319,22 +321,6 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
     if features.to_features is not None:
         solution_w = torch.einsum("dr,prk->pdk", features.to_features, solution_w)
     return Solution(solution_w.double().cpu().numpy(), b.double().cpu().numpy(), grad_norm, iterations, descent.flops)
-
-
-# CUDA devices from compute capability 8.0 (Ampere) multiply bfloat16 in their tensor cores; earlier ones
-# convert it to float32 first, slower than float32 itself
-NATIVE_BFLOAT16_CAPABILITY = (8, 0)
-
-
-def bfloat16_is_native(device) -> bool:
-    """bfloat16 products faster than float32 ones, decided per device: on a CPU, AVX512-BF16 (measured
-    there: about 3x at one thread and the solver's shapes); on a CUDA device, compute capability 8.0 and
-    above; elsewhere (mps, older GPUs) off. The warm-up only starts the descent: the answer is always
-    the float32 or float64 descent's (see `solve`)."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        return tuple(torch.cuda.get_device_capability(device)) >= NATIVE_BFLOAT16_CAPABILITY
-    return device.type == "cpu" and bool(torch.cpu._is_avx512_bf16_supported())
 
 
 def warm_up_rows(rows, dtype):

@@ -95,9 +95,10 @@ class Evaluation:
 def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> Evaluation:
     """One record's numbers: the fitted probe scored on one condition's evaluation set."""
     started = time.perf_counter()
-    probabilities = fitted.probe.predict_proba(eval_set.x)
+    logits = fitted.probe.logits(eval_set.x)  # once for both the probabilities and their tempered version
+    probabilities = fitted.probe.proba_from_logits(logits)
     scores = metrics.evaluate(fitted.task_type, eval_set.y, probabilities)
-    tempered = fitted.probe.predict_proba(eval_set.x, tempered=True)
+    tempered = fitted.probe.proba_from_logits(logits, tempered=True)
     numbers = {
         **scores,
         "ece_temperature_scaled": calibration.ece(fitted.task_type, eval_set.y, tempered),
