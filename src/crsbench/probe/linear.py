@@ -139,7 +139,10 @@ class FittedProbe:
         """float64 [n, m] logits of the raw embeddings `x` [n, d]."""
         if self._folded is None:
             coef = self.coef / self.standardiser.scale[:, None]
-            self._folded = (coef, self.intercept - (self.standardiser.mean / self.standardiser.scale) @ self.coef)
+            # the offset summed elementwise, not by a BLAS product, whose split of the sum can depend on
+            # threads and alignment: the same probe gives the same bits in every process
+            shift = ((self.standardiser.mean / self.standardiser.scale)[:, None] * self.coef).sum(0)
+            self._folded = (coef, self.intercept - shift)
         coef, intercept = self._folded
         return np.asarray(x, dtype=np.float64) @ coef + intercept
 

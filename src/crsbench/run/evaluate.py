@@ -118,3 +118,12 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> Eva
         "eval_seconds": time.perf_counter() - started,
     }
     return Evaluation(numbers, probabilities.astype(np.float32))
+
+
+
+def as_evaluation_of(fitted: FittedUnit, evaluation: Evaluation) -> Evaluation:
+    """Another unit's evaluation of the very same probe object (the seeds at 100% labels share one fit),
+    as this unit's: the predictions and scores are the probe's, the fit's own fields are this unit's."""
+    own = {"n_train": fitted.n_train, "positives_train": fitted.positives_train,
+           "embedding_hash_train": fitted.train_hash, "fit_seconds": fitted.fit_seconds}
+    return Evaluation({**evaluation.numbers, **own}, evaluation.probabilities)

@@ -29,7 +29,7 @@ from crsbench.run.embedding_jobs import extract_missing, register_context, relea
 from crsbench.executors import Executor, build_executor
 from crsbench.run.record_keys import missing, unit_keys
 from crsbench.run.output_lock import OutputLock
-from crsbench.run.evaluate import Evaluation, FittedUnit, evaluate, fit_unit
+from crsbench.run.evaluate import Evaluation, FittedUnit, as_evaluation_of, evaluate, fit_unit
 from crsbench.plan.fit_units import FitUnit, plan
 from crsbench.results.predictions import CaseSet, PredictionFiles, index_statements
 from crsbench.probe.linear import ProbeConfig
@@ -154,11 +154,21 @@ class SuiteRun:
         return fits
 
     def _evaluate(self, data: TaskData, condition: Condition, fits: list[FittedUnit], commit: Commit) -> int:
-        """Score the fits on one condition; its evaluation matrix is released on return."""
+        """Score the fits on one condition; its evaluation matrix is released on return. Units that share
+        one probe (every seed at 100% labels) are scored once: the probe is deterministic, so scoring it
+        again would give the same numbers five times over."""
         work = partial(evaluate, condition=condition, eval_set=data.eval_set(condition))
         cases = data.case_set(condition)
-        return sum(commit(fitted.unit, condition, evaluation, cases)
-                   for fitted, evaluation in self.executor.map(work, fits))
+        sharing = defaultdict(list)  # the first unit of each probe -> every unit of that probe
+        first_of = {}
+        for fitted in fits:
+            sharing[first_of.setdefault(id(fitted.probe), fitted.unit)].append(fitted)
+        written = 0
+        for first, evaluation in self.executor.map(work, [units[0] for units in sharing.values()]):
+            # committed as each evaluation arrives: a stopped run keeps every record scored before it
+            for fitted in sharing[first.unit]:
+                written += commit(fitted.unit, condition, as_evaluation_of(fitted, evaluation), cases)
+        return written
 
 
 def _by_encoder_and_task(todo: dict[FitUnit, tuple[Condition, ...]]) -> dict[tuple[str, str], dict]:
