@@ -193,3 +193,24 @@ def test_resizing_on_the_device_gives_the_vectors_of_resizing_in_the_workers(rul
         assert on_device.calls["encode_resizing"] == uniform_batches  # mixed sizes: resized in the workers still
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
     assert not _Counting(spec, device="cpu").resizes_on_device  # a CPU's workers resize by default
+
+
+def test_a_module_handed_over_in_memory_takes_the_device_resize_too():
+    from crsbench.embed.cache import Embedder
+    from crsbench.encoders.byo import ModuleEncoder
+    from crsbench.plan.conditions import CLEAN
+
+    spec = EncoderSpec(name="mod", source="user", identifier="mod", revision="1", licence="-", resize=12,
+                       mean=(0.5,) * 3, std=(0.25,) * 3, output="pooled", embed_dim=5, adapter={}, pixel_rule="squash")
+    torch.manual_seed(1)
+    module = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 12 * 12, 5))
+    images = ArrayImages(np.random.default_rng(6).integers(0, 256, (6, 20, 17, 3), dtype=np.uint8))
+    ids = [str(i) for i in range(6)]
+    encoder = ModuleEncoder(spec, module, device="cpu")
+    assert not encoder.resizes_on_device
+    expected = Embedder(batch_size=4, resize_on_device=False).extract(encoder, images, ids, CLEAN, "x")
+    resized, runner_entry = [], encoder._runner.encode_resizing
+    encoder._runner.encode_resizing = lambda batch, pixels: resized.append(batch.shape) or runner_entry(batch, pixels)
+    got = Embedder(batch_size=4, resize_on_device=True).extract(encoder, images, ids, CLEAN, "x")
+    assert resized == [(4, 20, 17, 3), (2, 20, 17, 3)]  # the decoded pixels went to the module's runner
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
