@@ -120,7 +120,6 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> Eva
     return Evaluation(numbers, probabilities.astype(np.float32))
 
 
-
 def as_evaluation_of(fitted: FittedUnit, evaluation: Evaluation) -> Evaluation:
     """Another unit's evaluation of the very same probe object (the seeds at 100% labels share one fit),
     as this unit's: the predictions and scores are the probe's, the fit's own fields are this unit's."""
