@@ -136,10 +136,14 @@ class TorchEncoderBase(EncoderBase):
     def preprocess(self, images: np.ndarray):
         """Pixels in [0, 255] [n, S, S, 3] (the engine's float32; uint8 accepted) -> normalised float32
         [n, 3, S, S] on the device, channels in the order the checkpoint was trained on."""
+        return self._normalised(self._on_device(images))
+
+    def _on_device(self, images: np.ndarray):
+        """[n, H, W, 3] pixels (uint8 or float) -> float32 [n, 3, H, W] on the device, moved as they are."""
         import torch
 
-        x = torch.from_numpy(np.ascontiguousarray(images)).to(self.device, non_blocking=True).permute(0, 3, 1, 2)
-        return self._normalised(x.float())
+        x = torch.from_numpy(np.ascontiguousarray(images)).to(self.device, non_blocking=True)
+        return x.permute(0, 3, 1, 2).float()
 
     def _normalised(self, x):
         """float32 [n, 3, S, S] on 0-255 on the device -> the checkpoint's channel order and normalisation."""
@@ -159,13 +163,7 @@ class TorchEncoderBase(EncoderBase):
     def encode_resizing(self, images: np.ndarray, pixels) -> np.ndarray:
         """Decoded images [n, H, W, 3] of one shape (uint8 as stored, pinned by the DataLoader on a GPU) ->
         vectors: moved as they are, then resized by `pixels` (a `PixelRule`) and normalised on the device."""
-        import torch
-
-        def prepared():
-            x = torch.from_numpy(np.ascontiguousarray(images)).to(self.device, non_blocking=True)
-            return self._normalised(pixels.resize_tensor(x.permute(0, 3, 1, 2).float()))
-
-        return self._encoded(prepared)
+        return self._encoded(lambda: self._normalised(pixels.resize_tensor(self._on_device(images))))
 
     def _encoded(self, prepared) -> np.ndarray:
         import torch

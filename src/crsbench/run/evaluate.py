@@ -106,23 +106,24 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> Eva
         "condition_kind": condition.kind,
         "condition": condition.name,
         "severity": condition.severity,
-        "n_train": fitted.n_train,
-        "positives_train": fitted.positives_train,
         "probe_c": fitted.probe.summary_c,
         "probe_val_nll": fitted.probe.val_nll,
         "probe_converged": fitted.probe.converged,
         "probe_grad_norm": fitted.probe.grad_norm,
-        "embedding_hash_train": fitted.train_hash,
         "embedding_hash_eval": eval_set.embedding_hash,
-        "fit_seconds": fitted.fit_seconds,
         "eval_seconds": time.perf_counter() - started,
+        **_fit_fields(fitted),
     }
     return Evaluation(numbers, probabilities.astype(np.float32))
+
+
+def _fit_fields(fitted: FittedUnit) -> dict:
+    """What a record says about its unit's own fit rather than about the probe's predictions."""
+    return {"n_train": fitted.n_train, "positives_train": fitted.positives_train,
+            "embedding_hash_train": fitted.train_hash, "fit_seconds": fitted.fit_seconds}
 
 
 def as_evaluation_of(fitted: FittedUnit, evaluation: Evaluation) -> Evaluation:
     """Another unit's evaluation of the very same probe object (the seeds at 100% labels share one fit),
     as this unit's: the predictions and scores are the probe's, the fit's own fields are this unit's."""
-    own = {"n_train": fitted.n_train, "positives_train": fitted.positives_train,
-           "embedding_hash_train": fitted.train_hash, "fit_seconds": fitted.fit_seconds}
-    return Evaluation({**evaluation.numbers, **own}, evaluation.probabilities)
+    return Evaluation({**evaluation.numbers, **_fit_fields(fitted)}, evaluation.probabilities)
