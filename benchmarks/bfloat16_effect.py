@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from crsbench import api
+from crsbench.core.hardware import choose_device
 from crsbench.encoders import torch_base
 from crsbench.encoders.registry import build_encoder, encoder_spec
 from crsbench.plan.suite import parse_suite
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--smoke", action="store_true", help="RetinaMNIST alone at 32 px, one seed")
     args = parser.parse_args(argv)
-    device = torch_base.select_device(args.device)
+    device = choose_device(args.device)
     native = torch_base.bfloat16_is_native(device)
     if not native:  # the numbers are bfloat16's either way; only the speed needs the hardware
         torch_base.bfloat16_is_native = lambda device: True

@@ -30,7 +30,8 @@ import torch
 from crsbench.datasets.base import ArrayImages
 from crsbench.embed.cache import Embedder
 from crsbench.encoders.registry import build_encoder, encoder_spec
-from crsbench.encoders.torch_base import autocast_context, resolve_precision, select_device
+from crsbench.core.hardware import choose_device
+from crsbench.encoders.torch_base import autocast_context, resolve_precision
 from crsbench.plan.conditions import CLEAN
 
 HEADER = "extraction speed:"
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     from safetensors.torch import save_file
 
     torch.set_num_threads(args.threads)
-    device = select_device(args.device)
+    device = choose_device(args.device)
     precision = resolve_precision(device, args.precision)
     torch.manual_seed(0)
     reference = timm.create_model(args.arch, pretrained=False, num_classes=0).eval().to(device)

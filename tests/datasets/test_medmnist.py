@@ -210,6 +210,8 @@ def test_local_file_with_another_md5_is_rejected_naming_both_hashes(fake_retina)
         MedMNISTDataset("retinamnist", path=fake_retina)
     message = str(caught.value)
     assert str(fake_retina) in message and actual in message and "bd4c0672f1bba3e3a89f0e4e876791e4" in message
+    # the way out is said for the suite file a command-line user writes, not only for Python
+    assert "`verify_md5: false` in the task's dataset block of the suite file" in message
     # An explicit opt-out loads a re-packed copy anyway.
     assert MedMNISTDataset("retinamnist", path=fake_retina, verify_md5=False).fingerprint() == actual
 

@@ -11,7 +11,8 @@ torch = pytest.importorskip("torch")
 
 from crsbench.datasets.base import ArrayImages  # noqa: E402
 from crsbench.encoders.spec import EncoderSpec  # noqa: E402
-from crsbench.encoders.torch_base import TorchEncoderBase, resolve_precision, select_device  # noqa: E402
+from crsbench.core.hardware import choose_device  # noqa: E402
+from crsbench.encoders.torch_base import TorchEncoderBase, resolve_precision  # noqa: E402
 from crsbench.embed.extraction import iter_batches  # noqa: E402
 
 
@@ -62,7 +63,8 @@ def test_device_and_precision_choice(monkeypatch, native):
     asked = []
     monkeypatch.setattr(torch_base, "bfloat16_is_native", lambda device: asked.append(device) or native)
     expected = "cuda" if torch.cuda.is_available() else ("mps" if torch.backends.mps.is_available() else "cpu")
-    assert select_device() == expected and select_device("cpu") == "cpu"
+    assert choose_device() == expected and choose_device("cpu") == "cpu"
+    assert choose_device(mps=False) == ("cuda" if torch.cuda.is_available() else "cpu")  # the probe's choice
     # float32 unless reduced precision is asked for by name: records are compared against float32 vectors
     assert resolve_precision("cpu") == "fp32" and resolve_precision("cuda") == "fp32" and asked == []
     assert resolve_precision("cuda", "fp32") == "fp32" and resolve_precision("cuda", "fp16") == "fp16"

@@ -226,14 +226,15 @@ def test_the_torch_product_equals_numpys_to_float32_rounding_on_cpu_tensors():
 
 def test_the_linearised_product_takes_the_device_the_exact_engine_would(monkeypatch):
     torch = pytest.importorskip("torch")
+    from crsbench.core import hardware
     from crsbench.scoring import bootstrap_batched, bootstrap_linear
 
     resolve = bootstrap_batched.resolve_kernel  # the one resolver both engines call
     assert bootstrap_linear.resolve_kernel is resolve
-    monkeypatch.setattr(bootstrap_batched, "default_device", lambda: None)  # no GPU
+    monkeypatch.setattr(hardware, "scoring_device", lambda: None)  # no GPU
     assert resolve(None, None) == ("numpy", None)
     assert resolve("torch", None) == ("torch", torch.device("cpu"))
-    monkeypatch.setattr(bootstrap_batched, "default_device", lambda: torch.device("cuda"))  # a GPU seen
+    monkeypatch.setattr(hardware, "scoring_device", lambda: torch.device("cuda"))  # a GPU seen
     assert resolve(None, None) == ("torch", torch.device("cuda"))
     assert resolve("numpy", None)[0] == "numpy"
     with pytest.raises(ValueError, match="kernel must be one of"):

@@ -14,7 +14,6 @@ records of separately run encoders scores each exactly as one joint run would.
 
 from __future__ import annotations
 
-import json
 from collections import ChainMap
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -24,6 +23,7 @@ import pandas as pd
 from crsbench.bundles.content import Bundle
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
+from crsbench.results.records import list_field
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score import ScoreReport
@@ -68,8 +68,7 @@ def _datasets(bundle: Bundle) -> dict[str, tuple]:
 def _classes(bundle: Bundle) -> dict[str, tuple]:
     """Per task, its type and number of classes (or labels): what a task's records are scored as."""
     def count(row) -> int:
-        lengths = [len(json.loads(v)) if isinstance(v, str) else len(v) if isinstance(v, list) else 0
-                   for v in (row.auroc_per_class, row.positives_eval)]
+        lengths = [len(list_field(v) or ()) for v in (row.auroc_per_class, row.positives_eval)]
         return max(lengths)
 
     out: dict[str, set] = {}

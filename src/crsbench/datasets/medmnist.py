@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
-import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import ClassVar, Mapping, Optional
 import numpy as np
 from pydantic import field_validator
 
+from crsbench.core.atomic import atomic_write
 from crsbench.core.vocabulary import SPLITS
 from crsbench.datasets.arrays import Header, NpzArchive
 from crsbench.datasets.base import ArrayImages, SplitData
@@ -188,7 +188,8 @@ def check_md5(path: Path | str, actual: str, expected: str | None) -> None:
     if expected is not None and actual != expected:
         raise DataError(
             f"{path}: md5 {actual} does not match the official {expected}; delete the file and"
-            " download it again (or pass verify_md5=False to use a re-packed copy on purpose)"
+            " download it again (to use a re-packed copy on purpose: `verify_md5: false` in the task's dataset"
+            " block of the suite file, or verify_md5=False in Python)"
         )
 
 
@@ -220,25 +221,19 @@ def download_medmnist(name: str, size: int = 28, cache_dir: Path | str | None = 
 
 
 def download_file(url: str, destination: Path | str, expected_md5: str | None) -> Path:
-    """Stream `url` to a temporary file beside `destination`, check its md5, then rename it into place.
-
-    The rename is atomic, so a half-written or corrupted download never sits at `destination`.
-    """
+    """Stream `url` to a temporary file beside `destination`, check its md5, then rename it into place
+    (core.atomic): a half-written or corrupted download never sits at `destination`."""
     destination = Path(destination)
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".part", dir=destination.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            actual = _stream_to(url, out)
+
+    def fill(out) -> None:
+        actual = _stream_to(url, out)
         if expected_md5 is not None and actual != expected_md5:
             raise DataError(
                 f"{destination.name}: download from {url} has md5 {actual}, expected {expected_md5};"
                 " discarded it, try again later"
             )
-        os.replace(partial, destination)
-    finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
+
+    atomic_write(destination, fill)
     return destination
 
 

@@ -12,7 +12,7 @@ import contextlib
 
 import numpy as np
 
-from crsbench.core.hardware import bfloat16_is_native
+from crsbench.core.hardware import bfloat16_is_native, choose_device
 from crsbench.encoders.base import EncoderBase
 from crsbench.encoders.spec import EncoderSpec
 from crsbench.errors import EncoderError
@@ -20,20 +20,6 @@ from crsbench.errors import EncoderError
 # "auto" is float32 on every device (what records are compared against); "bf16" and "fp16" are asked by name
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 RUNTIME_OPTIONS = ("device", "precision")  # suite options every torch encoder takes
-
-
-def select_device(preference: str = "auto") -> str:
-    """'auto' -> cuda if present, else mps, else cpu; anything else is passed to torch as given."""
-    import torch
-
-    if preference != "auto":
-        return preference
-    if torch.cuda.is_available():
-        return "cuda"
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return "mps"
-    return "cpu"
 
 
 def resolve_precision(device: str, precision: str = "auto") -> str:
@@ -84,7 +70,7 @@ class TorchEncoderBase(EncoderBase):
 
     def _choose(self) -> tuple[str, str, EncoderSpec]:
         if self._chosen is None:
-            device = select_device(self._asked[0])
+            device = choose_device(self._asked[0])
             precision = resolve_precision(device, self._asked[1])
             # reduced precision changes the vectors, so it is part of the spec's fingerprint
             spec = self._spec_given.replace(precision=None if precision == "fp32" else precision)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from crsbench.core.hardware import bfloat16_is_native
+from crsbench.core.hardware import bfloat16_is_native, choose_device
 
 HISTORY = 10  # L-BFGS memory
 # rows used for the preconditioner's second moments: all of them up to this many (a subsample of 4,096 rows
@@ -57,10 +57,6 @@ WARM_UP_ROWS = 4096
 # smaller gradient.
 ROUNDING_FLOOR = 16.0
 WARM_UP_STALL = 5
-
-
-def default_device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 @dataclass(frozen=True)
@@ -304,7 +300,7 @@ def solve(z: np.ndarray, batch: Batch, max_iter: int, tol: float, device=None, d
     stopping test are always the `dtype` descent's, started where the warm-up stopped, with its secant
     pairs. `max_iter` counts the iterations of both; `gemm_flops` counts the warm-up's products too.
     """
-    device = torch.device(device or default_device())
+    device = torch.device(device or choose_device(mps=False))
     features = _Features(z, device, dtype)
     descent = _Descent(features, batch, device, dtype)
     n_problems = len(batch.l2)

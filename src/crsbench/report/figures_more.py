@@ -8,7 +8,6 @@ figure_style's.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,6 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from crsbench.results.records import list_field
 from crsbench.scoring.axes import AXES
 from crsbench.report import evidence
 from crsbench.report.figure_style import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, figure, label
@@ -164,8 +164,7 @@ def per_class_auroc_table(records: pd.DataFrame, task: str) -> pd.DataFrame:
         return pd.DataFrame()
     rows = []
     for row in full.itertuples():
-        values = row.auroc_per_class
-        values = json.loads(values) if isinstance(values, str) else values
+        values = list_field(row.auroc_per_class)
         if values is None:
             continue
         for k, v in enumerate(values):

@@ -16,11 +16,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+from crsbench.core.atomic import atomic_write
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.scoring.score import ScoreReport
@@ -36,13 +37,6 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _replace(path: Path, write) -> None:
-    """Write through a temporary file and rename: a reader never sees half a file."""
-    partial = path.with_name(f".{path.name}.partial")
-    write(partial)
-    os.replace(partial, path)
-
-
 def write_scored(report: ScoreReport, folder: str | Path) -> Path:
     """Write the value under `folder`/scored; returns that folder."""
     out = Path(folder) / FOLDER
@@ -52,14 +46,14 @@ def write_scored(report: ScoreReport, folder: str | Path) -> Path:
         value = getattr(report, field.name)
         if isinstance(value, pd.DataFrame):
             path = out / f"{field.name}.parquet"
-            _replace(path, lambda p, v=value: v.to_parquet(p, index=True))
+            atomic_write(path, lambda f, v=value: v.to_parquet(f, index=True))
             tables[field.name] = _sha256(path)
         elif field.name == "settings":
             fields["settings"] = None if value is None else dataclasses.asdict(value)
         else:
             fields[field.name] = value
     document = {"schema": SCHEMA, "inputs_key": report.inputs_key, "tables": tables, "fields": fields}
-    _replace(out / VALUE_FILE, lambda p: p.write_text(json.dumps(document, allow_nan=True, default=_plain)))
+    atomic_write(out / VALUE_FILE, lambda f: f.write(json.dumps(document, allow_nan=True, default=_plain).encode()))
     return out
 
 

@@ -41,9 +41,9 @@ def _dropped_text(value) -> str:
 
 
 def _store_tables(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from crsbench.results.store import ResultsStore
+    from crsbench.results.store import ResultsStore, database_path
 
-    database = results / "results.sqlite" if results.is_dir() else results
+    database = database_path(results)
     if not database.exists():
         return pd.DataFrame(), pd.DataFrame()
     with ResultsStore(database, read_only=True) as store:  # a report never writes the results

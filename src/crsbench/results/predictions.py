@@ -26,7 +26,7 @@ import pandas as pd
 
 from crsbench.core.atomic import atomic_write
 from crsbench.errors import DataError
-from crsbench.results.store import ResultsStore
+from crsbench.results.store import ResultsStore, database_path
 
 PREDICTIONS_DIR = "predictions"
 
@@ -203,8 +203,7 @@ _KEY_COLUMNS = ("encoder", "task", "seed", "fraction", "condition_kind", "condit
 
 def load_predictions(results: str | Path) -> Predictions | None:
     """The predictions of a results folder (or its results.sqlite); None when it stores none."""
-    path = Path(results)
-    database = path / "results.sqlite" if path.is_dir() else path
+    database = database_path(results)
     if not database.exists():
         raise DataError(f"{database}: no results database here (run a suite first)")
     # read-only, as every reading command opens the store: it never writes, and works in a read-only folder

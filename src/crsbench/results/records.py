@@ -199,8 +199,17 @@ def _plain(value: Any, name: str) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if name in JSON_FIELDS and isinstance(value, str):
-        return json.loads(value)
+        return list_field(value)
     return value
+
+
+def list_field(value: Any) -> list | None:
+    """A list field of a record (JSON_FIELDS) as a list, whether it is the JSON text the store holds or a
+    list already (a bundle's table, a record built in memory); None where the record has none. The one
+    decoder of these fields, so every reader takes a stored `null` and a missing value alike."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    return list(value) if isinstance(value, (list, tuple, np.ndarray)) else None
 
 
 # --------------------------------------------------------------------------- older records
@@ -208,9 +217,7 @@ def _plain(value: Any, name: str) -> Any:
 
 def _length(value: Any) -> int:
     """Length of a list field as stored (JSON text) or read (a list); 0 when absent."""
-    if isinstance(value, str):
-        value = json.loads(value)
-    return len(value) if isinstance(value, (list, tuple, np.ndarray)) else 0
+    return len(list_field(value) or ())
 
 
 def upgrade_records(records: pd.DataFrame) -> pd.DataFrame:
@@ -234,8 +241,8 @@ def upgrade_records(records: pd.DataFrame) -> pd.DataFrame:
     if "auroc" in out.columns:
         for index in out.index[binary]:
             value = per_class[index]
-            values = json.loads(value) if isinstance(value, str) else value
-            if isinstance(values, (list, tuple)) and len(values) == 2 and values[1] is not None:
+            values = list_field(value)
+            if values is not None and len(values) == 2 and values[1] is not None:
                 out.at[index, "auroc"] = float(values[1])
     out["schema_version"] = np.where(old, RECORD_SCHEMA_VERSION, version)
     return out

@@ -257,9 +257,13 @@ class ResultsStore:
         return self.query(f"SELECT {', '.join(columns)} FROM runs ORDER BY started_at")
 
 
+DATABASE_FILE = "results.sqlite"
+
+
 def database_path(results: str | Path) -> Path:
+    """The database of a results folder, or the database file itself: the one place results.sqlite is found."""
     path = Path(results)
-    return path / "results.sqlite" if path.is_dir() else path
+    return path / DATABASE_FILE if path.is_dir() else path
 
 
 def load_records(results: str | Path) -> pd.DataFrame:

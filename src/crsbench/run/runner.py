@@ -37,7 +37,7 @@ from crsbench.core.progress import Progress, SilentProgress
 from crsbench.run.provenance import RunIdentity, assemble_record, start_run
 from crsbench.core.timestamps import now
 from crsbench.run.resolve import resolve
-from crsbench.results.store import ResultsStore
+from crsbench.results.store import ResultsStore, database_path
 from crsbench.plan.suite import Suite
 from crsbench.run.task_data import TaskData
 
@@ -88,7 +88,7 @@ class SuiteRun:
         report_and_check(resolved.datasets, self.progress.log)  # class counts shown; an unusable class refused
         keys = unit_keys(units, resolved, self.probe_config.fingerprint())
         run = RunIdentity(uuid.uuid4().hex[:12], self.suite.suite_hash(), self.probe_config.fingerprint())
-        with OutputLock(self.output, self.wait_s), ResultsStore(self.output / "results.sqlite") as store:
+        with OutputLock(self.output, self.wait_s), ResultsStore(database_path(self.output)) as store:
             start_run(store, self.suite, resolved, run.run_id)
             aborted = store.mark_aborted(except_run=run.run_id)
             todo = missing(keys, store.existing_keys())

@@ -7,7 +7,6 @@ records it needs is reported missing with a reason, never as zero (docs/crs.md, 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +16,7 @@ from crsbench.crs import axis_math
 from crsbench.crs.definition import DEFAULT_DELTA, DEFAULT_MARGIN
 from crsbench.metrics import calibration
 from crsbench.results.record_set import Records, validated
+from crsbench.results.records import list_field
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
 
@@ -200,7 +200,7 @@ def _robustness(rec: pd.DataFrame, clean_auroc: pd.Series, notes: list[str], del
 
 def training_prior(row) -> np.ndarray | None:
     """The training labels' prevalence of a record (a mapping with positives_train and n_train), or None."""
-    train = _counts(row.get("positives_train"))
+    train = list_field(row.get("positives_train"))
     if train is None or not row.get("n_train"):
         return None
     return np.asarray(train, dtype=float) / row["n_train"]
@@ -209,7 +209,7 @@ def training_prior(row) -> np.ndarray | None:
 def _brier_skill(full: pd.DataFrame) -> pd.Series:
     """1 - Brier / Brier of the prior predictor, the prior being the training labels' prevalence at 100%."""
     def prior_brier(row) -> float:
-        prior, test = training_prior(row), _counts(row["positives_eval"])
+        prior, test = training_prior(row), list_field(row["positives_eval"])
         if prior is None or test is None or not row["n_eval"]:
             return np.nan
         if row.get("task_type") == "multi_label":
@@ -221,14 +221,6 @@ def _brier_skill(full: pd.DataFrame) -> pd.Series:
     prior = full.apply(prior_brier, axis=1)
     skill = axis_math.brier_skill(full["brier"].to_numpy(dtype=float), prior.to_numpy(dtype=float))
     return pd.Series(skill, index=pd.MultiIndex.from_frame(full[["encoder", "task", "seed"]]))
-
-
-def _counts(value):
-    if isinstance(value, str):
-        value = json.loads(value)
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return list(value)
 
 
 SUMMARY_EXTRAS: tuple[str, ...] = ("ece", "brier", "nll", "perturbed_auroc")
@@ -347,7 +339,7 @@ def _cohort(per_seed: pd.DataFrame, notes: list[str]) -> tuple[list[str], list[s
         if have == set(encoders):
             tasks.append(task)
         else:
-            notes.append(f"task {task!r} dropped: encoder(s) {sorted(set(encoders) - have)} lack it")
+            notes.append(f"task {task!r} dropped: encoder(s) {', '.join(sorted(set(encoders) - have))} lack it")
     if not tasks:
         raise ValueError("cannot score: no task has clean fraction-1.0 records for every encoder")
     seed_sets = [
@@ -358,7 +350,8 @@ def _cohort(per_seed: pd.DataFrame, notes: list[str]) -> tuple[list[str], list[s
     if not seeds:
         raise ValueError("cannot score: no seed is common to every encoder and task")
     if seeds != every:
-        notes.append(f"seed(s) {sorted(set(every) - set(seeds))} dropped: not present for every encoder and task")
+        notes.append(f"seed(s) {', '.join(map(str, sorted(set(every) - set(seeds))))} dropped: not present for every encoder "
+                     "and task")
     return encoders, tasks, seeds
 
 

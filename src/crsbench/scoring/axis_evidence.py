@@ -9,13 +9,13 @@ say so instead of quoting the value as a strength.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from crsbench.results.records import list_field
 from crsbench.scoring.axes import AXES
 
 # Below this many cases in a class, its one-vs-rest AUROC and its share of the Brier score rest on a
@@ -32,11 +32,7 @@ CLASS_COLUMNS = ("task", "set", "class", "name", "cases")
 
 
 def _counts(value) -> list[int]:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return []
-    if isinstance(value, str):
-        value = json.loads(value)
-    return [int(v) for v in value]
+    return [int(v) for v in list_field(value) or ()]
 
 
 def class_name(index: int, names=None) -> str:

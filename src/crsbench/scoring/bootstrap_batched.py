@@ -4,7 +4,7 @@ The case bootstrap spends its time on one statistic: per prediction vector, per 
 
     AUROC = sum over positives i of w_i * (negative weight below s_i + half the tied negative weight) / (W+ W-)
 
-(weighted_metrics.BinaryAUROC). Its sufficient statistics do not depend on the draw: the negatives in
+(metrics.weighted.BinaryAUROC). Its sufficient statistics do not depend on the draw: the negatives in
 score order, the positives, and for each positive the number of negatives strictly below and below or
 tied (two searchsorted indices). Given those, a draw is one cumulative sum of the negatives' weights and
 two gathers at the positives. draw_aurocs takes the vectors of a test set a group at a time (their
@@ -19,63 +19,16 @@ equals the reference path bit for bit (tests/scoring/test_bootstrap_batched.py).
 
 from __future__ import annotations
 
-import ctypes
-import functools
-import importlib
-import importlib.util
 import os
-import sys
 from collections.abc import Sequence
 
 import numpy as np
 
+from crsbench.core import hardware
 from crsbench.metrics.weighted import BinaryAUROC, WeightedMetrics, _nanmean_rows
 
 MAX_CELLS = 24_000_000  # entries of one (draws, columns, cases) block: about 100 MB in float32
 KERNELS = ("numpy", "torch")
-DEVICE_VARIABLE = "CRSBENCH_DEVICE"  # "cpu" forces the CPU where a GPU is present
-
-
-@functools.lru_cache(maxsize=1)
-def gpu_present() -> bool:
-    """torch's own answer (`torch.cuda.is_available`), asked once per process, wherever it can be yes:
-    torch already loaded, or installed on a machine where the NVIDIA driver shows. Elsewhere torch is not
-    imported: its import costs seconds and hundreds of MB, for nothing on a machine without the driver."""
-    loaded = sys.modules.get("torch")
-    if loaded is None:
-        if importlib.util.find_spec("torch") is None or not nvidia_driver_visible():
-            return False
-        loaded = _import_torch()
-    return bool(loaded.cuda.is_available())
-
-
-def nvidia_driver_visible() -> bool:
-    """The driver's device file or version, or its user-space library loadable: a container given a GPU
-    may show neither file, but the library CUDA itself loads is mounted into it."""
-    if os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia/version"):
-        return True
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
-
-
-def _import_torch():
-    return importlib.import_module("torch")
-
-
-def default_device():
-    """torch's CUDA device when there is one, else None (the numpy kernel); DEVICE_VARIABLE overrides."""
-    chosen = os.environ.get(DEVICE_VARIABLE)
-    if chosen or gpu_present():
-        import torch
-
-        if chosen:
-            return torch.device(chosen)
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-    return None
 
 
 class ColumnStack:
@@ -206,7 +159,7 @@ def resolve_kernel(kernel: str | None, device) -> tuple[str, object]:
     if kernel is not None and kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     if kernel != "numpy" and device is None:
-        device = default_device()
+        device = hardware.scoring_device()
     kernel = kernel or ("numpy" if device is None or device.type == "cpu" else "torch")
     if kernel == "torch" and device is None:
         import torch
@@ -222,7 +175,7 @@ def draw_aurocs(metrics_of, digests: Sequence[str], counts: np.ndarray, codes: n
 
     metrics_of(digest) -> WeightedMetrics of that vector on this test set; counts (n_draws, n_clusters) are
     integer cluster counts and codes (n_cases,) each case's cluster, so draw b weighs case i counts[b,
-    codes[i]] (what bootstrap.case_bootstrap gives weighted_metrics row by row). Vectors are taken a group
+    codes[i]] (what case_bootstrap.case_bootstrap gives WeightedMetrics row by row). Vectors are taken a group
     at a time (their rank statistics built, used for every draw, dropped), draws a block at a time, so
     one (columns, cases, draws) block stays under `max_cells`. kernel: "numpy" (the default without a
     GPU) or "torch" (the default with one; on `device`, the CPU where none is given).

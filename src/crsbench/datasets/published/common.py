@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from crsbench.core.atomic import atomic_write
 from crsbench.core.hashing import sha256_of
 from crsbench.core.vocabulary import SPLITS
 from crsbench.datasets.base import DatasetMeta, file_sha256
@@ -227,15 +228,18 @@ def _write_split_file(candidates: list[Path], payload: dict) -> Path:
     errors = []
     for path in candidates:  # a user's dataset folder may be read-only: fall back to the cache
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-            with gzip.open(partial, "wb", compresslevel=1) as handle:  # fast; the ids compress well anyway
-                handle.write(json.dumps(payload).encode())
-            os.replace(partial, path)  # atomic: a reader never sees half a file
+            atomic_write(path, lambda out: _write_gzip_json(out, payload))  # a reader never sees half a file
             return path
         except OSError as error:
             errors.append(f"{path.parent}: {error.strerror or error}")
     raise DataError(f"{payload['dataset']}: cannot write the split file ({'; '.join(errors)})")
+
+
+def _write_gzip_json(out, payload: dict) -> None:
+    # compresslevel 1: fast, and the ids compress well anyway; no file name in the header (it would be the
+    # temporary file's)
+    with gzip.GzipFile(filename="", mode="wb", compresslevel=1, fileobj=out) as handle:
+        handle.write(json.dumps(payload).encode())
 
 
 # ----- the dataset built from a listing

@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from crsbench.scoring import bootstrap_batched
+from crsbench.core import hardware
 
 
 class _FakeTorch(types.SimpleNamespace):
@@ -26,7 +26,7 @@ class _FakeTorch(types.SimpleNamespace):
 def detection(monkeypatch):
     """A process without torch loaded and a fresh cache: `torch` is what an import would give, `imports`
     counts the imports made."""
-    bootstrap_batched.gpu_present.cache_clear()
+    hardware.gpu_present.cache_clear()
     monkeypatch.delitem(sys.modules, "torch", raising=False)  # restored after the test
     state = types.SimpleNamespace(imports=0, torch=None)
 
@@ -34,44 +34,44 @@ def detection(monkeypatch):
         state.imports += 1
         return state.torch
 
-    monkeypatch.setattr(bootstrap_batched, "_import_torch", imported)
+    monkeypatch.setattr(hardware, "_import_torch", imported)
     yield state
-    bootstrap_batched.gpu_present.cache_clear()
+    hardware.gpu_present.cache_clear()
 
 
 def _driver(monkeypatch, files: bool, library: bool):
-    monkeypatch.setattr(bootstrap_batched.os.path, "exists", lambda path: files)
+    monkeypatch.setattr(hardware.os.path, "exists", lambda path: files)
 
     def load(name):
         if not library:
             raise OSError(f"{name}: cannot open shared object file")
 
-    monkeypatch.setattr(bootstrap_batched.ctypes, "CDLL", load)
+    monkeypatch.setattr(hardware.ctypes, "CDLL", load)
 
 
 @pytest.mark.parametrize("files, library", [(True, False), (False, True)])
 def test_torch_is_asked_once_where_the_driver_shows_by_its_files_or_only_its_library(monkeypatch, detection, files, library):
     _driver(monkeypatch, files, library)
     detection.torch = _FakeTorch(available=True)
-    assert all(bootstrap_batched.gpu_present() for _ in range(3))
+    assert all(hardware.gpu_present() for _ in range(3))
     assert detection.imports == 1 and detection.torch.asked == 1
 
 
 def test_torch_answers_no_where_the_driver_shows_but_no_device_is_usable(monkeypatch, detection):
     _driver(monkeypatch, files=False, library=True)
     detection.torch = _FakeTorch(available=False)
-    assert not bootstrap_batched.gpu_present()
-    assert bootstrap_batched.default_device() is None  # the numpy kernel
+    assert not hardware.gpu_present()
+    assert hardware.scoring_device() is None  # the numpy kernel
 
 
 def test_no_torch_import_without_the_driver_or_without_torch_installed(monkeypatch, detection):
     detection.torch = _FakeTorch(available=True)
     _driver(monkeypatch, files=False, library=False)
-    assert not bootstrap_batched.gpu_present()
-    bootstrap_batched.gpu_present.cache_clear()
+    assert not hardware.gpu_present()
+    hardware.gpu_present.cache_clear()
     _driver(monkeypatch, files=True, library=True)
-    monkeypatch.setattr(bootstrap_batched.importlib.util, "find_spec", lambda name: None)
-    assert not bootstrap_batched.gpu_present()
+    monkeypatch.setattr(hardware.importlib.util, "find_spec", lambda name: None)
+    assert not hardware.gpu_present()
     assert detection.imports == 0 and "torch" not in sys.modules
 
 
@@ -79,5 +79,5 @@ def test_torch_already_loaded_is_asked_whatever_the_driver_shows(monkeypatch, de
     _driver(monkeypatch, files=False, library=False)
     loaded = _FakeTorch(available=True)
     monkeypatch.setitem(sys.modules, "torch", loaded)
-    assert bootstrap_batched.gpu_present() and bootstrap_batched.gpu_present()
+    assert hardware.gpu_present() and hardware.gpu_present()
     assert loaded.asked == 1 and detection.imports == 0
