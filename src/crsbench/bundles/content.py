@@ -24,6 +24,7 @@ from crsbench.results.predictions import CaseSet, Predictions, load_predictions
 from crsbench.results.records import RECORD_FIELDS, RECORD_SCHEMA_VERSION, select_suite
 from crsbench.bundles.manifest import PROTOCOL_VERSION
 from crsbench.results.store import ResultsStore, database_path
+from crsbench.results.stored_suites import stored_suites, suite_file_spelling
 
 KEY_COLUMNS = ("encoder", "task", "seed", "fraction", "condition_kind", "condition", "severity")
 RUN_FIELDS = ("run_id", "started_at", "finished_at", "suite_hash", "suite_name", "crsbench_version",
@@ -105,25 +106,12 @@ def _store_tables(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _suites(runs: pd.DataFrame) -> list[dict]:
-    import yaml
-
     by_hash: dict[str, dict] = {}
-    for row in runs.sort_values("started_at", kind="stable").itertuples():
-        if isinstance(row.suite_yaml, str) and row.suite_yaml:
-            suite = scrub(yaml.safe_load(row.suite_yaml) or {})
-            suite["encoders"] = [_labelled(e) for e in suite.get("encoders", [])]
-            by_hash[str(row.suite_hash)] = {"suite_hash": str(row.suite_hash), "name": str(row.suite_name),
-                                            "suite": suite}
+    for stored in stored_suites(runs):
+        suite = scrub(stored.mapping())
+        suite["encoders"] = [suite_file_spelling(e) for e in suite.get("encoders", [])]
+        by_hash[stored.suite_hash] = {"suite_hash": stored.suite_hash, "name": stored.name, "suite": suite}
     return list(by_hash.values())  # oldest first: the last is the latest suite
-
-
-def _labelled(entry: Any) -> Any:
-    """A suite's encoder entry as a suite file writes it: the stored suite spells the label `label_`."""
-    if not isinstance(entry, dict) or "label_" not in entry:
-        return entry
-    label = entry["label_"]
-    entry = {k: v for k, v in entry.items() if k != "label_"}
-    return {**entry, "label": label} if label else entry
 
 
 def _solver(records: pd.DataFrame, suites: list[dict]) -> dict[str, Any]:

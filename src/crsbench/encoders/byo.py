@@ -40,7 +40,7 @@ def encoder(name: str, fn: Callable, *, size: int = 224, resize: Optional[int] =
             device: str = "auto", precision: str = "auto", **description: Any):
     """An Encoder from a name and a callable or torch module (module docstring); `description` takes
     the spec's descriptive fields (family, group, specialty, licence, notes, ...)."""
-    module = _is_module(fn)
+    module = is_torch_module(fn)
     if not callable(fn):
         raise EncoderError(f"encoder {name!r}: needs a callable or a torch.nn.Module, got {type(fn).__name__}")
     resize = resize or size
@@ -85,7 +85,7 @@ def _checked_output(name: str, fn: Callable) -> Callable:
     return run
 
 
-def _is_module(obj) -> bool:
+def is_torch_module(obj) -> bool:
     import sys
 
     torch = sys.modules.get("torch")  # a torch module exists only where torch is already imported
@@ -174,7 +174,7 @@ def _feed(digest, value, depth: int, seen: set) -> None:
         digest.update(np.ascontiguousarray(value).tobytes())
     elif _is_tensor(value):
         _feed(digest, _tensor_bytes(value), depth, seen)
-    elif _is_module(value):
+    elif is_torch_module(value):
         digest.update(type(value).__qualname__.encode())
         _feed_code_of_class(digest, type(value), depth, seen)
         for key, tensor in value.state_dict().items():

@@ -13,7 +13,7 @@ from importlib import metadata
 from typing import Any, Callable, Optional
 
 from crsbench.encoders.spec import EncoderSpec
-from crsbench.errors import EncoderError
+from crsbench.errors import EncoderError, SuiteError
 
 EncoderFactory = Callable[..., Any]  # suite options -> an Encoder
 
@@ -69,6 +69,25 @@ def _as_is(encoder) -> EncoderFactory:
         return encoder
 
     return factory
+
+
+def register_object(item) -> str:
+    """An object of this process registered as an encoder, by its name: an encoder (`spec` and `encode`), or
+    a torch module or named function, made one with byo.encoder's defaults. It replaces an earlier
+    registration of its own (a notebook cell run again), never a catalogue encoder."""
+    from crsbench.encoders.byo import encoder, is_torch_module
+
+    if not _is_encoder(item):
+        name = getattr(item, "__name__", None) or (type(item).__name__ if is_torch_module(item) else None)
+        if not name or not callable(item) or name == "<lambda>":
+            raise SuiteError(f"encoders: cannot tell what to call {item!r}: give it a name with "
+                             "crsbench.api.encoder('my-name', fn)")
+        item = encoder(name, item)
+    name = item.spec.name
+    if name in encoder_names() and not is_process_local(name):
+        raise SuiteError(f"encoders: {name!r} is a catalogue encoder's name; name yours differently")
+    register_encoder(item, replace=True)
+    return name
 
 
 def is_process_local(name: str) -> bool:
@@ -232,10 +251,12 @@ def import_root(reference: str) -> str | None:
 def encoder_from_factory(reference: str, **options):
     """User code: a factory returning an Encoder, or an EncoderSpec that is then built. The factory's
     module file is part of the encoder's identity: editing the code re-embeds instead of serving old vectors."""
+    from crsbench.encoders.byo import is_torch_module
+
     factory = load_factory(reference)
     # a torch module, or (given no options) a function with a required positional argument, the images,
     # is itself the encoder's model; anything else is a factory of the suite's options
-    made = factory if _is_module(factory) or (not options and _takes_images(factory)) else None
+    made = factory if is_torch_module(factory) or (not options and _takes_images(factory)) else None
     if made is not None and options:
         raise EncoderError(f"encoder {reference!r} is a torch module: it takes no options (got {sorted(options)}); "
                            "write a factory for options")
@@ -292,13 +313,6 @@ def _takes_images(obj) -> bool:
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return any(p.kind in positional and p.default is inspect.Parameter.empty
                for p in inspect.signature(obj).parameters.values())
-
-
-def _is_module(obj) -> bool:
-    import sys
-
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(obj, torch.nn.Module)
 
 
 def _checked(encoder, name: str):

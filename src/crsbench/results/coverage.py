@@ -17,6 +17,7 @@ import pandas as pd
 import yaml
 
 from crsbench.errors import DataError
+from crsbench.results.stored_suites import stored_suites, suite_file_spelling
 
 CELL: tuple[str, ...] = ("encoder", "task", "seed", "fraction", "condition_kind", "condition", "severity")
 Cell = tuple  # values in CELL order
@@ -39,11 +40,7 @@ def suite_from_yaml(text: str):
 
     try:
         data = yaml.safe_load(text)
-        for choice in data.get("encoders", []):
-            if isinstance(choice, dict) and "label_" in choice:  # stored by field name, parsed by alias
-                label = choice.pop("label_")
-                if label is not None:
-                    choice["label"] = label
+        data["encoders"] = [suite_file_spelling(choice) for choice in data.get("encoders", [])]
         return parse_suite(data, source="stored suite")
     except (CRSBenchError, ValueError, AttributeError, TypeError, yaml.YAMLError):
         return None
@@ -112,17 +109,15 @@ class GridStatus:
 
 def planned_cells(runs: pd.DataFrame, suite_hash: str | None = None) -> tuple[set[Cell] | None, tuple[str, ...]]:
     """The union of the grids of the suites that ran on these results (one suite with `suite_hash`)."""
-    if runs is None or runs.empty or "suite_yaml" not in runs.columns:
-        return None, ()
-    runs = runs.dropna(subset=["suite_yaml"])
-    if suite_hash:
-        runs = runs[runs["suite_hash"].astype(str).str.startswith(suite_hash)]
+    first_of_each: dict[str, str] = {}
+    for stored in stored_suites(runs, suite_hash):
+        first_of_each.setdefault(stored.suite_hash, stored.text)
     cells: set[Cell] = set()
     unreadable = []
-    for suite_id, text in runs.drop_duplicates("suite_hash")[["suite_hash", "suite_yaml"]].itertuples(index=False):
+    for suite_id, text in first_of_each.items():
         suite = suite_from_yaml(text)
         if suite is None:
-            unreadable.append(str(suite_id))
+            unreadable.append(suite_id)
         else:
             cells |= expected_cells(suite)
     return (cells if cells else None), tuple(unreadable)

@@ -1,6 +1,6 @@
 """The inputs of a score, read once, and the score of them: the two halves every scoring command shares.
 
-Whoever reads (api.scoring_inputs from a results folder, bundles.compare from a cohort of bundles) builds a
+Whoever reads (scoring.read_inputs from a results folder, bundles.compare from a cohort of bundles) builds a
 `ScoringInputs`; `score_inputs` scores it without I/O. `inputs_key` fingerprints everything a score depends
 on, the scoring code's own source included, so a stored score is reused only while none of it changed."""
 
