@@ -120,7 +120,7 @@ def test_score_json_holds_the_values_of_the_tables(results):
 
 
 def test_encoders_json_is_the_registry_table():
-    from crsbench.cli.encoders import COLUMNS
+    from crsbench.cli.commands.encoders import COLUMNS
     from crsbench.encoders.registry import encoder_names
 
     result = invoke("encoders", "--json")

@@ -1,4 +1,4 @@
-"""`crsbench datasets` (list) and `crsbench datasets check ROOT --dataset KIND`, tested on the sub-app."""
+"""`crsbench datasets list` (also `crsbench datasets` alone) and `crsbench datasets check ROOT --dataset KIND`, tested on the sub-app."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from _release_layouts import make_aptos, make_chexpert, make_isic, make_mimic, truncate
 from typer.testing import CliRunner
 
-from crsbench.cli.datasets import datasets_app
+from crsbench.cli.commands.datasets import datasets_app
 
 runner = CliRunner()
 
@@ -24,6 +24,13 @@ def test_lists_the_known_datasets():
         assert f"${variable}" in result.output
     assert "PhysioNet credentialed access" in result.output
     assert "other dataset kinds: demo, folder, medmnist" in result.output
+
+
+def test_the_list_the_help_promises_is_a_command_and_the_default():
+    listed = invoke("list")
+    assert listed.exit_code == 0, listed.output
+    assert "isic2019" in listed.output and listed.output == invoke().output
+    assert "list" in invoke("--help").output.split("Commands")[1]
 
 
 def test_check_prints_counts_per_class_and_split(tmp_path):

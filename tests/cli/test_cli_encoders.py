@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from crsbench.cli.encoders import encoders_app
+from crsbench.cli.commands.encoders import encoders_app
 from crsbench.encoders.registry import encoder_names
 
 runner = CliRunner()
@@ -19,7 +19,7 @@ def test_bare_command_lists_the_whole_registry():
     assert "unconfirmed" in result.output and "microsoft/rad-dino" in result.output
     assert "not pinned" in result.output and "369b1309d0ea" in result.output  # unpinned and pinned entries
     assert "shorter-side" in result.output and "squash" in result.output  # each entry's input rule
-    from crsbench.cli.encoders import COLUMNS, _row
+    from crsbench.cli.commands.encoders import COLUMNS, _row
 
     rule = COLUMNS.index("input")
     assert _row("dinov2-base")[rule] == "shorter-side 256 bicubic, centre-crop 224 (offsets floored)"

@@ -323,7 +323,7 @@ def test_a_refused_select_leaves_no_output_folder(tmp_path):
 def test_the_encoders_table_fits_and_keeps_names_and_values(width):
     from rich.console import Console
 
-    from crsbench.cli.encoders import registry_table
+    from crsbench.cli.commands.encoders import registry_table
 
     view = registry_table()
     console = Console(width=width, record=True, color_system=None, soft_wrap=True)

@@ -168,7 +168,7 @@ def registered():
 
 
 def test_encoders_show_prints_where_the_values_come_from_and_the_values(registered):
-    from crsbench.cli.encoders import COLUMNS, _row, encoders_app
+    from crsbench.cli.commands.encoders import COLUMNS, _row, encoders_app
 
     shown = CliRunner().invoke(encoders_app, ["show", "my-vit"], terminal_width=120)
     assert shown.exit_code == 0, shown.output

@@ -78,7 +78,7 @@ def test_listing_builds_nothing_even_when_no_builder_can_be_imported(monkeypatch
     names = encoder_names()
     assert {"efficientnet-lite0", "raw-pixels", "colour-texture", "rad-dino"} <= set(names)
     assert all(encoder_spec(name).fingerprint() for name in names)
-    from crsbench.cli.encoders import registry_table
+    from crsbench.cli.commands.encoders import registry_table
 
     assert registry_table().row_count == len(names)
     with pytest.raises(ImportError):

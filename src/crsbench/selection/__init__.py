@@ -6,5 +6,5 @@ recommendation in plain words from a scored result), `cohort_checks` (what the d
 protocol). The edges: `source` (DATA -> dataset options), `measure` (per-image costs), `cached` (the
 embeddings the cache already holds), `compose` (the ordinary suite file). `workflow` strings them into
 `prepare_selection` (cohort in, planned suite out); `api.select` runs, scores and advises, returning a
-`Selection`; `cli_select` only parses the command line and renders that value.
+`Selection`; `crsbench.cli.commands.select` only parses the command line and renders that value.
 """

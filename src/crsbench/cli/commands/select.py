@@ -163,4 +163,6 @@ def select(
     out.show(selection.timing)
 
 
-select = handled(select)
+
+def register(app: typer.Typer) -> None:
+    app.command("select")(handled(select))

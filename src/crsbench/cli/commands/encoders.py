@@ -168,3 +168,7 @@ def show(name: str = typer.Argument(..., help="an encoder name from `crsbench en
     for key, value in fields.items():
         table.add_row(key, Text(str(value)))
     _console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(encoders_app, name="encoders")

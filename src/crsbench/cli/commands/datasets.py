@@ -1,6 +1,7 @@
 """`crsbench datasets`: list the published benchmark's datasets, or check a downloaded copy.
 
-    crsbench datasets                                   the known datasets, their layouts and access terms
+    crsbench datasets list                              the known datasets, their layouts and access terms
+    crsbench datasets                                   the same list
     crsbench datasets check ROOT --dataset isic2019     read ROOT as published, print counts per class and split
 
 `check` builds the dataset exactly as a benchmark run would (so it also fixes the splits, writing the split
@@ -35,10 +36,20 @@ _ONLY_WHEN_GIVEN = ("csv", "uncertainty")
 
 @datasets_app.callback(invoke_without_command=True)
 @handled
-def list_datasets(context: typer.Context) -> None:
+def list_by_default(context: typer.Context) -> None:
+    """Without a sub-command: the list, as `crsbench datasets list`."""
+    if context.invoked_subcommand is None:
+        _print_datasets()
+
+
+@datasets_app.command("list")
+@handled
+def list_datasets() -> None:
     """List the known datasets (the published benchmark's four, then the other dataset kinds)."""
-    if context.invoked_subcommand is not None:
-        return
+    _print_datasets()
+
+
+def _print_datasets() -> None:
     from crsbench.datasets.published import PUBLISHED_KINDS as PUBLISHED
     from crsbench.datasets.registry import dataset_kind, known_dataset_kinds
 
@@ -113,3 +124,7 @@ def _check_decoding(built) -> None:
         shown = "; ".join(reason for _, reason in bad[:3])
         raise DataError(f"{len(bad)} unreadable images in {built.meta.name}: {shown}")
     console.print(f"all {len(built.ids)} images decode")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(datasets_app, name="datasets")

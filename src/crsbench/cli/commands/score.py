@@ -1,0 +1,42 @@
+"""`crsbench score`: score the encoders of a results folder and write the tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from crsbench.cli.console import Output
+from crsbench.cli.errors import handled
+from crsbench.cli.options import (CRS_DEFINITION, JSON, PARTIAL, SUITE_HASH, TARGET, CRSDefinition,
+                                  definition_settings, target_settings)
+from crsbench.cli.steps import render_scores, score_and_write
+
+
+def score(
+    results_dir: Path = typer.Argument(..., help="Results folder or results.sqlite."),
+    reference: Optional[str] = typer.Option(None, "--reference", "-r", help="Reference encoder (default: the suite's)."),
+    n_boot: int = typer.Option(10_000, "--n-boot", min=0, help="Bootstrap draws (0: none)."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for the score tables (default: RESULTS/scores)."),
+    suite_hash: Optional[str] = SUITE_HASH,
+    partial: bool = PARTIAL,
+    target: str = TARGET,
+    as_json: bool = JSON,
+    definition: Optional[CRSDefinition] = CRS_DEFINITION,
+) -> None:
+    """Score the encoders: four axes, skill, CRS, interval, leading tier, AUROC vs CRS rank, the components."""
+    out = Output(as_json)
+    narrower = target_settings(target)
+    scored, folder, seconds, _ = score_and_write(out, results_dir, n_boot, reference=reference, out_dir=out_dir,
+                                                 suite_hash=suite_hash, partial=partial,
+                                                 **definition_settings(definition), **narrower)
+    render_scores(out, scored, folder, seconds)
+    if as_json:
+        from crsbench.report.documents import scores_data
+
+        out.json({**scores_data(scored), "written": str(folder)})
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(handled(score))
