@@ -18,7 +18,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # the installed crsbench fol
 
 
 def _file_of(module: str, root: Path) -> Path | None:
-    """The file of `crsbench.a.b` under `root` (the crsbench folder), a package's __init__ for a package."""
+    """The file of a dotted module name (`crsbench.scoring.score`) under `root` (the crsbench folder), a package's __init__ for a package."""
     parts = module.split(".")[1:]
     base = root.joinpath(*parts)
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):

@@ -115,7 +115,7 @@ def brier_skill(brier, brier_prior) -> np.ndarray:
 
 
 def prior_brier_single_label(train_prior, test_counts) -> np.ndarray:
-    """Brier score of predicting `train_prior` for every test case, in the convention of metrics.brier:
+    """Brier score of predicting `train_prior` for every test case, in the convention of metrics.classification.brier:
     the sum over classes for more than two classes, the positive column's alone for two.
 
     For a test set with class shares q: sum_c q_c (1 - p_c)^2 + (1 - q_c) p_c^2 = sum_c (p_c - q_c)^2

@@ -134,7 +134,7 @@ def _to_rgb(image: Image.Image) -> Image.Image:
 
 class FileSplits:
     """`split(name)` for datasets holding, per example, an id, an image file, a label, a group and a split
-    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, `options.max_side`,
+    (attributes `ids`, `files`, `labels`, `groups`, `assignment`, plus `meta`, the options' `max_side`,
     `image_folder` and, optionally, `places`)."""
 
     places: RowPlaces | None = None  # where each file was listed, when known

@@ -47,7 +47,7 @@ class BinaryAUROC:
 
     sum over positives i of w_i * (negative weight strictly below s_i + half the negative weight
     tied with s_i), divided by (positive weight) * (negative weight): the Mann-Whitney statistic
-    with each case counted w_i times, ties counted 1/2 as in metrics.auroc_per_class. The
+    with each case counted w_i times, ties counted 1/2 as in metrics.classification.auroc_per_class. The
     negatives are sorted once; per draw it is one cumulative sum over them and one gather at the
     positives' places (all counts are integers, so float64 sums are exact).
     """
@@ -105,7 +105,7 @@ class BinnedCalibration:
 
 
     def debiased_square(self, weights: np.ndarray) -> np.ndarray:
-        """metrics.debiased_squared_calibration_error per weight row: a case drawn k times counts k
+        """metrics.calibration.debiased_squared_calibration_error per weight row: a case drawn k times counts k
         times in its bin's size, hit rate and variance term (the estimator applied to the resample)."""
         if self._member is None:
             self._member = np.zeros_like(self.outcome)
@@ -155,7 +155,7 @@ class WeightedMetrics:
         return np.stack([column(weights) for column in self._auroc], axis=-1)
 
     def auroc(self, weights: np.ndarray) -> np.ndarray:
-        if self.binary:  # the standard binary AUROC: the positive column's (metrics._summary_auroc)
+        if self.binary:  # the standard binary AUROC: the positive column's (metrics.classification._summary_auroc)
             return self._auroc[1](case_major(weights))
         return _nanmean_rows(self.auroc_per_class(weights))
 
@@ -181,12 +181,12 @@ class WeightedMetrics:
         return _nanmean_rows(np.stack([c(weights) for c in self._calibrations()], axis=-1))
 
     def calibration_error_debiased_squared(self, weights: np.ndarray) -> np.ndarray:
-        """metrics.calibration_error_debiased_squared per weight row (the labels' squares averaged)."""
+        """metrics.calibration.calibration_error_debiased_squared per weight row (the labels' squares averaged)."""
         weights = case_major(weights)
         return _nanmean_rows(np.stack([c.debiased_square(weights) for c in self._calibrations()], axis=-1))
 
     def calibration_error_debiased(self, weights: np.ndarray) -> np.ndarray:
-        """metrics.calibration_error_debiased per weight row: the debiased square floored at 0, rooted."""
+        """metrics.calibration.calibration_error_debiased per weight row: the debiased square floored at 0, rooted."""
         return root_of_debiased(self.calibration_error_debiased_squared(weights))
 
     # ------------------------------------------------------------------ proper scores
@@ -197,7 +197,7 @@ class WeightedMetrics:
             proba, targets, observed = self._proba, self._targets, self._observed
             if name == "brier":
                 loss = (proba - targets) ** 2
-                if self.binary:  # the standard binary Brier score: the positive column's (metrics.brier)
+                if self.binary:  # the standard binary Brier score: the positive column's (metrics.classification.brier)
                     loss = loss[:, 1]
                 else:
                     loss = loss.sum(axis=1) if not self.multi_label else np.where(observed, loss, 0.0)

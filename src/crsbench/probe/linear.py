@@ -3,7 +3,7 @@ regularisation chosen on validation log-loss (a proper scoring rule, so calibrat
 for AUROC). Multinomial for single-label and ordinal tasks, one sigmoid per label for multi-label.
 
 The objective is scikit-learn's LogisticRegression (lbfgs) objective, problem by problem; every C of
-the grid, and every label of a multi-label task, is solved at once by `probe_engine`. The chosen
+the grid, and every label of a multi-label task, is solved at once by `solver`. The chosen
 fit's gradient is then rechecked from the standardised rows: a fit that did not converge says so (`converged`).
 
 `fit_probe` is a pure function of arrays, so fits can be batched or moved to another executor.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from crsbench.probe import solver as probe_engine
+from crsbench.probe import solver
 from crsbench.core.hashing import sha256_of
 
 DEFAULT_C_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
@@ -200,7 +200,7 @@ def _solver_dtype(config: ProbeConfig):
 
 
 def _solve(z, batch, config: ProbeConfig, device):
-    return probe_engine.solve(z, batch, config.max_iter, config.tol * SOLVER_MARGIN, device, _solver_dtype(config))
+    return solver.solve(z, batch, config.max_iter, config.tol * SOLVER_MARGIN, device, _solver_dtype(config))
 
 
 CHECK_ROWS = 4096  # rows per chunk of the gradient check: no converted copy of the whole training matrix
@@ -267,7 +267,7 @@ def _fit_single_label(task_type, z, y, z_val, y_val, n_classes, standardiser, c_
         targets = (y[:, None] == classes[None, :]).astype(np.float32)
         check_targets = targets
     l2 = np.array([1.0 / (c * n) for c in c_values])
-    batch = probe_engine.Batch(HEADS[head][1], targets, np.full((n, grid), 1.0 / n, np.float32), l2, 1 if head == "binary" else len(classes))
+    batch = solver.Batch(HEADS[head][1], targets, np.full((n, grid), 1.0 / n, np.float32), l2, 1 if head == "binary" else len(classes))
     solution = _solve(z, batch, config, device)
     predict = HEADS[head][0]
     logits = _validation_logits(z_val, solution.coef, solution.intercept)
@@ -301,7 +301,7 @@ def _fit_multi_label(z, y, z_val, y_val, n_classes, standardiser, c_values, conf
     targets = np.nan_to_num(y[:, labels], nan=0.0).astype(np.float32)
     weights = (seen[:, labels] / counts[labels]).astype(np.float32)
     l2 = 1.0 / (c_of * counts[labels])
-    solution = _solve(z, probe_engine.Batch("sigmoid", targets, weights, l2, 1), config, device)
+    solution = _solve(z, solver.Batch("sigmoid", targets, weights, l2, 1), config, device)
     val_logits = _validation_logits(z_val, solution.coef, solution.intercept)[:, :, 0]  # [P, n_val]
     val_proba = _sigmoid(val_logits)
     picked, losses = [], []

@@ -52,7 +52,7 @@ def _partial_label(grid) -> str:
 
 def results_table(aggregate: pd.DataFrame, grid=None) -> Table:
     """Clean test at 100% labels from a seed aggregate: AUROC / ECE per encoder and task, best mean AUROC first.
-    `grid` (a grid.GridStatus): a partial view is labelled in the title and caption."""
+    `grid` (a results.coverage.GridStatus): a partial view is labelled in the title and caption."""
     frame = clean_full_label(aggregate)
     seeds = int(frame["n_seeds"].max()) if len(frame) else 0
     table = Table(title=Text(f"{_partial_label(grid)}Clean test, 100% labels: AUROC / ECE (mean over {seeds} seeds)"))
@@ -370,7 +370,7 @@ def score_lines(report: ScoreReport, with_tier: bool = True) -> list[Text]:
     if len(report.rank_agreement):
         a = report.rank_agreement.iloc[0]
         resolved = f", {int(a['n_resolved'])} resolved by the bootstrap" if "n_resolved" in a else ""
-        baselines = f" (without baselines {list(report.baselines)})" if report.baselines else ""
+        baselines = f" (without baselines {', '.join(report.baselines)})" if report.baselines else ""
         if int(a.n_pairs) == 0:
             lines.append(Text(f"AUROC vs CRS ranking{baselines}: fewer than two encoders to compare"))
         else:

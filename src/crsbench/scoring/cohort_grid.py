@@ -60,7 +60,7 @@ def grid_stage(records: pd.DataFrame, predictions: Predictions | None, incomplet
                ) -> tuple[tuple[pd.DataFrame, Predictions | None], Notes]:
     """Every encoder on one grid, so that none changes another's score.
 
-    The grid check is the API's (grid.check_grid without a suite: a cell one encoder has and another
+    The grid check is the API's (results.coverage.check_grid without a suite: a cell one encoder has and another
     lacks is missing), on the records with an AUROC; stored predictions count as part of the grid when
     any encoder has all of its. `incomplete="refuse"` (the default): DataError naming each encoder and
     what it lacks. `incomplete="exclude"`: a cell, and the stored predictions, belong to the cohort's

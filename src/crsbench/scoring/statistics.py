@@ -168,7 +168,7 @@ def paired_seed_bootstrap(
     """Paired-seed bootstrap of the CRS per task and across tasks (see the module docstring).
 
     Draws `config.n_boot` seed resamples from `config.seed`, shared by every scope. It ignores
-    test-set uncertainty (bootstrap.case_bootstrap resamples test cases too).
+    test-set uncertainty (case_bootstrap.case_bootstrap resamples test cases too).
     """
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")

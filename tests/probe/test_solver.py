@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from crsbench.probe import solver as probe_engine
+from crsbench.probe import solver
 
 
 @pytest.mark.parametrize("shape", [(5, 1), (7, 2), (9, 5), (40, 64)])
 def test_gram_of_columns_equals_the_whole_product(shape):
     a = torch.as_tensor(np.random.default_rng(0).normal(size=shape))
-    np.testing.assert_allclose(probe_engine._gram_of_columns(a).numpy(), a.numpy().T @ a.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(solver._gram_of_columns(a).numpy(), a.numpy().T @ a.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def _line_problem(link, n_problems, rng):
@@ -58,14 +58,14 @@ def test_line_search_meets_its_derivative_condition_for_every_problem(link):
         low, high = np.where(rising, low, middle), np.where(rising, middle, high)
     rescale = np.where(np.arange(n_problems) % 2 == 0, (low + high) / 2, 1.0)
     delta, dir_w, slope = delta * rescale[:, None, None], dir_w * rescale[:, None, None], slope * rescale
-    proba_of, _ = probe_engine.LINKS[link]
+    proba_of, _ = solver.LINKS[link]
     as_torch = [torch.as_tensor(a) for a in (logits, delta, targets, weights)]
-    alpha, moved, proba = probe_engine._line_search(
+    alpha, moved, proba = solver._line_search(
         *as_torch, proba_of, torch.as_tensor(l2), torch.as_tensor(w), torch.as_tensor(dir_w), torch.as_tensor(slope)
     )
     alpha = alpha.numpy()
     derivative, expected_moved, expected_proba = _derivative(link, logits, delta, targets, weights, l2, w, dir_w, alpha)
-    assert np.all(np.abs(derivative) <= probe_engine.LINE_SEARCH_TOLERANCE * np.abs(slope) + 1e-12)
+    assert np.all(np.abs(derivative) <= solver.LINE_SEARCH_TOLERANCE * np.abs(slope) + 1e-12)
     assert (alpha == 1).any() and (alpha != 1).any()  # some stopped at the first trial, the rest searched on
     np.testing.assert_allclose(moved.numpy(), expected_moved, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(proba.numpy(), expected_proba, rtol=1e-10, atol=1e-12)
@@ -74,7 +74,7 @@ def test_line_search_meets_its_derivative_condition_for_every_problem(link):
 def test_stopping_test_in_the_row_span_agrees_with_the_feature_gradient():
     rng = np.random.default_rng(2)
     z = rng.normal(size=(20, 80))
-    features = probe_engine._Features(z, torch.device("cpu"), torch.float64)
+    features = solver._Features(z, torch.device("cpu"), torch.float64)
     assert features.in_span
     tol = 1e-3
     # gradients in the span basis at scales around tol, so the bound settles some and not others
@@ -93,14 +93,14 @@ def test_row_span_and_feature_bases_reach_the_same_optimum(link, monkeypatch):
     z = (z - z.mean(0)) / z.std(0)
     y = rng.integers(0, k, n)
     if link == "softmax":
-        batch = probe_engine.Batch("softmax", np.eye(k)[y], np.full((n, 2), 1.0 / n), np.array([1e-2, 1e-4]), k)
+        batch = solver.Batch("softmax", np.eye(k)[y], np.full((n, 2), 1.0 / n), np.array([1e-2, 1e-4]), k)
     else:
         targets = (y[:, None] == np.array([0, 0, 1, 1])[None]).astype(float)
-        batch = probe_engine.Batch("sigmoid", targets, np.full((n, 4), 1.0 / n), np.array([1e-2, 1e-4, 1e-2, 1e-4]), 1)
+        batch = solver.Batch("sigmoid", targets, np.full((n, 4), 1.0 / n), np.array([1e-2, 1e-4, 1e-2, 1e-4]), 1)
     solutions = []
     for span_below in (10.0, 0.0):  # always the row span, never the row span
         monkeypatch.setattr(probe_engine, "SPAN_BELOW", span_below)
-        solutions.append(probe_engine.solve(z, batch, max_iter=5000, tol=1e-10, device="cpu", dtype=torch.float64))
+        solutions.append(solver.solve(z, batch, max_iter=5000, tol=1e-10, device="cpu", dtype=torch.float64))
     in_span, in_features = solutions
     assert np.all(in_span.grad_norm <= 1e-10) and np.all(in_features.grad_norm <= 1e-10)
     np.testing.assert_allclose(in_span.coef, in_features.coef, atol=1e-6)
@@ -109,7 +109,7 @@ def test_row_span_and_feature_bases_reach_the_same_optimum(link, monkeypatch):
 
 @pytest.mark.parametrize("k", [2, 3, 5, 8])
 def test_sum_zero_basis_is_orthonormal_and_orthogonal_to_the_ones(k):
-    basis = probe_engine.sum_zero_basis(k, "cpu", torch.float64).numpy()
+    basis = solver.sum_zero_basis(k, "cpu", torch.float64).numpy()
     assert basis.shape == (k, k - 1)
     np.testing.assert_allclose(basis.T @ basis, np.eye(k - 1), atol=1e-12)
     np.testing.assert_allclose(basis.sum(0), 0, atol=1e-12)
@@ -124,8 +124,8 @@ def test_softmax_solution_in_sum_zero_coordinates_is_the_full_multinomial_optimu
     z = (z - z.mean(0)) / z.std(0)
     y = rng.integers(0, k, n)
     l2 = np.array([1e-1, 1e-3])
-    batch = probe_engine.Batch("softmax", np.eye(k)[y], np.full((n, 2), 1.0 / n), l2, k)
-    solution = probe_engine.solve(z, batch, max_iter=5000, tol=1e-10, device="cpu", dtype=torch.float64)
+    batch = solver.Batch("softmax", np.eye(k)[y], np.full((n, 2), 1.0 / n), l2, k)
+    solution = solver.solve(z, batch, max_iter=5000, tol=1e-10, device="cpu", dtype=torch.float64)
     for p in range(2):
         coef, intercept = solution.coef[p], solution.intercept[p]
         logits = z @ coef + intercept
@@ -142,9 +142,9 @@ def test_softmax_solution_in_sum_zero_coordinates_is_the_full_multinomial_optimu
 def test_upper_gram_equals_the_whole_product_on_its_upper_triangle(dtype, step):
     a = torch.as_tensor(np.random.default_rng(5).normal(size=(61, 17)), dtype=dtype)[::step]  # strided rows too
     expected = a.double().numpy().T @ a.double().numpy()
-    got = probe_engine._upper_gram(a).double().numpy()
+    got = solver._upper_gram(a).double().numpy()
     np.testing.assert_allclose(np.triu(got), np.triu(expected), rtol=1e-5 if dtype == torch.float32 else 1e-12, atol=1e-4 if dtype == torch.float32 else 1e-10)
-    eigvals = torch.linalg.eigh(probe_engine._upper_gram(a), UPLO="U")[0].double().numpy()
+    eigvals = torch.linalg.eigh(solver._upper_gram(a), UPLO="U")[0].double().numpy()
     np.testing.assert_allclose(eigvals, np.linalg.eigvalsh(expected), rtol=1e-4, atol=1e-3)
 
 
@@ -170,11 +170,11 @@ def _warm_up_batch(link, rng, n=3000, d=24, k=4):
     y = (z[:, :k] + rng.normal(size=(n, k))).argmax(1)
     l2 = 1.0 / (np.array([1e-2, 1.0, 100.0]) * n)
     if link == "softmax":
-        return z, probe_engine.Batch("softmax", np.eye(k, dtype=np.float32)[y], np.full((n, 3), 1.0 / n, np.float32), l2, k)
+        return z, solver.Batch("softmax", np.eye(k, dtype=np.float32)[y], np.full((n, 3), 1.0 / n, np.float32), l2, k)
     targets = np.repeat((y == 0).astype(np.float32)[:, None], 3, axis=1)
     seen = rng.random((n, 3)) > 0.2  # masked rows, as a multi-label task's missing labels
     weights = (seen / seen.sum(0)).astype(np.float32)
-    return z, probe_engine.Batch("sigmoid", targets, weights, l2 * n / seen.sum(0), 1)
+    return z, solver.Batch("sigmoid", targets, weights, l2 * n / seen.sum(0), 1)
 
 
 @pytest.fixture
@@ -184,7 +184,7 @@ def warm_up_everywhere(monkeypatch):
     monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: True)
     monkeypatch.setattr(probe_engine, "WARM_UP_ROWS", 100)
     calls = []
-    original = probe_engine.warm_up_rows
+    original = solver.warm_up_rows
 
     def counted(rows, dtype):
         fast = original(rows, dtype)
@@ -199,7 +199,7 @@ def warm_up_everywhere(monkeypatch):
 def test_warm_up_ends_at_the_float32_tolerance_on_the_float64_objective(link, warm_up_everywhere):
     z, batch = _warm_up_batch(link, np.random.default_rng(5))
     tol = 1e-6
-    solution = probe_engine.solve(z, batch, max_iter=1000, tol=tol, device="cpu")
+    solution = solver.solve(z, batch, max_iter=1000, tol=tol, device="cpu")
     assert warm_up_everywhere == [True]
     assert np.all(solution.grad_norm <= tol) and np.all(solution.iterations < 1000)
     # the float64 objective agrees: the answer is the float32 descent's, not the bfloat16 warm-up's
@@ -208,7 +208,7 @@ def test_warm_up_ends_at_the_float32_tolerance_on_the_float64_objective(link, wa
 
 def test_warm_up_is_deterministic(warm_up_everywhere):
     z, batch = _warm_up_batch("softmax", np.random.default_rng(6))
-    first, second = (probe_engine.solve(z, batch, max_iter=1000, tol=1e-6, device="cpu") for _ in range(2))
+    first, second = (solver.solve(z, batch, max_iter=1000, tol=1e-6, device="cpu") for _ in range(2))
     assert warm_up_everywhere == [True, True]
     np.testing.assert_array_equal(first.coef, second.coef)
     np.testing.assert_array_equal(first.intercept, second.intercept)
@@ -221,13 +221,13 @@ def test_warm_up_that_cannot_reach_its_tolerance_stops_by_the_stall_guard(monkey
     monkeypatch.setattr(probe_engine, "ROUNDING_FLOOR", 0.0)
     z, batch = _warm_up_batch("softmax", np.random.default_rng(7))
     cpu = torch.device("cpu")
-    features = probe_engine._Features(z, cpu, torch.float32)
-    descent = probe_engine._Descent(features, batch, cpu, torch.float32)
+    features = solver._Features(z, cpu, torch.float32)
+    descent = solver._Descent(features, batch, cpu, torch.float32)
     w = torch.zeros(len(batch.l2), batch.n_outputs - 1, features.dim)
-    b = probe_engine._initial_intercepts(batch, descent.targets, descent.weights)
+    b = solver._initial_intercepts(batch, descent.targets, descent.weights)
     iterations = np.zeros(len(batch.l2), dtype=np.int64)
     w, b, _, history = descent.run(features.rows.to(torch.bfloat16), w, b, iterations, 0.0, 1000, rounding=2.0**-7, collect_history=True)
-    assert np.all(iterations >= probe_engine.WARM_UP_STALL) and np.all(iterations < 200)
+    assert np.all(iterations >= solver.WARM_UP_STALL) and np.all(iterations < 200)
     warm = iterations.copy()
     w, b, grad_norm, _ = descent.run(features.rows, w, b, iterations, 1e-6, 1000, history)
     assert np.all(grad_norm <= 1e-6) and np.all(iterations < 1000)
@@ -235,42 +235,42 @@ def test_warm_up_that_cannot_reach_its_tolerance_stops_by_the_stall_guard(monkey
 
 
 def test_warm_up_stays_off_for_float64_for_few_rows_and_without_native_bfloat16(monkeypatch):
-    rows = torch.zeros(probe_engine.WARM_UP_ROWS, 3)
+    rows = torch.zeros(solver.WARM_UP_ROWS, 3)
     monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: True)
-    assert probe_engine.warm_up_rows(rows, torch.float32).dtype == torch.bfloat16
-    assert probe_engine.warm_up_rows(rows.double(), torch.float64) is None
-    assert probe_engine.warm_up_rows(rows[:-1], torch.float32) is None
+    assert solver.warm_up_rows(rows, torch.float32).dtype == torch.bfloat16
+    assert solver.warm_up_rows(rows.double(), torch.float64) is None
+    assert solver.warm_up_rows(rows[:-1], torch.float32) is None
     monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: False)
-    assert probe_engine.warm_up_rows(rows, torch.float32) is None
+    assert solver.warm_up_rows(rows, torch.float32) is None
 
 
 def test_history_hand_over_puts_each_problem_newest_pair_last():
     size, n_problems = 3, 4
-    history = probe_engine._History(n_problems, size, torch.device("cpu"), torch.float64)
-    for step in range(probe_engine.HISTORY + 3):  # past one turn of the ring
+    history = solver._History(n_problems, size, torch.device("cpu"), torch.float64)
+    for step in range(solver.HISTORY + 3):  # past one turn of the ring
         value = torch.full((n_problems, size), float(step + 1))
         history.add(value, value)  # curvature > 0: every pair accepted
-    into = probe_engine._History.collecting(n_problems, size, torch.device("cpu"), torch.float64)
+    into = solver._History.collecting(n_problems, size, torch.device("cpu"), torch.float64)
     mask = torch.tensor([False, True, False, True])
     history.hand_over(into, np.array([0, 2]), mask)
     steps = into.s[:, [0, 2], 0]  # step numbers, oldest slot first
-    expected = torch.arange(4, probe_engine.HISTORY + 4, dtype=torch.float64)
+    expected = torch.arange(4, solver.HISTORY + 4, dtype=torch.float64)
     np.testing.assert_array_equal(steps[:, 0].numpy(), expected.numpy())
     np.testing.assert_array_equal(steps[:, 1].numpy(), expected.numpy())
     assert torch.all(into.rho[:, [1, 3]] == 0)  # problems not handed over stay out of the recursion
-    assert into.order()[0] == probe_engine.HISTORY - 1
+    assert into.order()[0] == solver.HISTORY - 1
 
 
 def test_the_warm_up_follows_the_device_decision_and_the_answer_stays_float32(monkeypatch):
     # a GPU of capability 8.0 would run the warm-up: here its decision is taken for the CPU the test runs on
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: (8, 0))
     monkeypatch.setattr(probe_engine, "bfloat16_is_native",
-                        lambda device, decide=probe_engine.bfloat16_is_native: decide("cuda"))
+                        lambda device, decide=solver.bfloat16_is_native: decide("cuda"))
     monkeypatch.setattr(probe_engine, "WARM_UP_ROWS", 100)
     z, batch = _warm_up_batch("softmax", np.random.default_rng(8))
     rows = torch.from_numpy(z)
-    assert probe_engine.warm_up_rows(rows, torch.float32).dtype == torch.bfloat16
-    assert probe_engine.warm_up_rows(rows.double(), torch.float64) is None  # a float64 solve: never
-    solution = probe_engine.solve(z, batch, max_iter=1000, tol=1e-6, device="cpu")
+    assert solver.warm_up_rows(rows, torch.float32).dtype == torch.bfloat16
+    assert solver.warm_up_rows(rows.double(), torch.float64) is None  # a float64 solve: never
+    solution = solver.solve(z, batch, max_iter=1000, tol=1e-6, device="cpu")
     assert np.all(solution.grad_norm <= 1e-6)
     assert np.all(_objective_gradient(z.astype(float), batch, solution.coef, solution.intercept) <= 2e-6)
