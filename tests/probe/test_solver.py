@@ -99,7 +99,7 @@ def test_row_span_and_feature_bases_reach_the_same_optimum(link, monkeypatch):
         batch = solver.Batch("sigmoid", targets, np.full((n, 4), 1.0 / n), np.array([1e-2, 1e-4, 1e-2, 1e-4]), 1)
     solutions = []
     for span_below in (10.0, 0.0):  # always the row span, never the row span
-        monkeypatch.setattr(probe_engine, "SPAN_BELOW", span_below)
+        monkeypatch.setattr(solver, "SPAN_BELOW", span_below)
         solutions.append(solver.solve(z, batch, max_iter=5000, tol=1e-10, device="cpu", dtype=torch.float64))
     in_span, in_features = solutions
     assert np.all(in_span.grad_norm <= 1e-10) and np.all(in_features.grad_norm <= 1e-10)
@@ -181,8 +181,8 @@ def _warm_up_batch(link, rng, n=3000, d=24, k=4):
 def warm_up_everywhere(monkeypatch):
     """The bfloat16 warm-up on whatever CPU runs the test (emulated where not native), from few rows; the
     calls to warm_up_rows that returned rows are counted."""
-    monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: True)
-    monkeypatch.setattr(probe_engine, "WARM_UP_ROWS", 100)
+    monkeypatch.setattr(solver, "bfloat16_is_native", lambda device: True)
+    monkeypatch.setattr(solver, "WARM_UP_ROWS", 100)
     calls = []
     original = solver.warm_up_rows
 
@@ -191,7 +191,7 @@ def warm_up_everywhere(monkeypatch):
         calls.append(fast is not None)
         return fast
 
-    monkeypatch.setattr(probe_engine, "warm_up_rows", counted)
+    monkeypatch.setattr(solver, "warm_up_rows", counted)
     return calls
 
 
@@ -218,7 +218,7 @@ def test_warm_up_is_deterministic(warm_up_everywhere):
 def test_warm_up_that_cannot_reach_its_tolerance_stops_by_the_stall_guard(monkeypatch):
     # no rounding floor and a tolerance of zero: only the stall guard can end the bfloat16 descent, and
     # the float32 descent then finishes from where it stopped, with its secant pairs
-    monkeypatch.setattr(probe_engine, "ROUNDING_FLOOR", 0.0)
+    monkeypatch.setattr(solver, "ROUNDING_FLOOR", 0.0)
     z, batch = _warm_up_batch("softmax", np.random.default_rng(7))
     cpu = torch.device("cpu")
     features = solver._Features(z, cpu, torch.float32)
@@ -236,11 +236,11 @@ def test_warm_up_that_cannot_reach_its_tolerance_stops_by_the_stall_guard(monkey
 
 def test_warm_up_stays_off_for_float64_for_few_rows_and_without_native_bfloat16(monkeypatch):
     rows = torch.zeros(solver.WARM_UP_ROWS, 3)
-    monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: True)
+    monkeypatch.setattr(solver, "bfloat16_is_native", lambda device: True)
     assert solver.warm_up_rows(rows, torch.float32).dtype == torch.bfloat16
     assert solver.warm_up_rows(rows.double(), torch.float64) is None
     assert solver.warm_up_rows(rows[:-1], torch.float32) is None
-    monkeypatch.setattr(probe_engine, "bfloat16_is_native", lambda device: False)
+    monkeypatch.setattr(solver, "bfloat16_is_native", lambda device: False)
     assert solver.warm_up_rows(rows, torch.float32) is None
 
 
@@ -264,9 +264,9 @@ def test_history_hand_over_puts_each_problem_newest_pair_last():
 def test_the_warm_up_follows_the_device_decision_and_the_answer_stays_float32(monkeypatch):
     # a GPU of capability 8.0 would run the warm-up: here its decision is taken for the CPU the test runs on
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: (8, 0))
-    monkeypatch.setattr(probe_engine, "bfloat16_is_native",
+    monkeypatch.setattr(solver, "bfloat16_is_native",
                         lambda device, decide=solver.bfloat16_is_native: decide("cuda"))
-    monkeypatch.setattr(probe_engine, "WARM_UP_ROWS", 100)
+    monkeypatch.setattr(solver, "WARM_UP_ROWS", 100)
     z, batch = _warm_up_batch("softmax", np.random.default_rng(8))
     rows = torch.from_numpy(z)
     assert solver.warm_up_rows(rows, torch.float32).dtype == torch.bfloat16
