@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -16,6 +17,7 @@ from crsbench.results.records import (
     RecordsError,
     RunRecord,
     aggregate_seeds,
+    list_field,
     schema_markdown,
 )
 from crsbench.results.store import ResultsStore
@@ -194,3 +196,14 @@ def test_the_newest_version_of_a_changed_encoder_is_scored_and_the_rest_named():
     assert "enc on t" in notes[0] and "2 older records kept" in notes[0]
     same, none = newest_encoder_versions(frame[frame["encoder"] == "other"])
     assert none == () and len(same) == 2
+
+
+@pytest.mark.parametrize("stored, expected", [
+    ("[0.5, null, 0.75]", [0.5, None, 0.75]),  # the JSON text the store holds
+    ([0.5, None, 0.75], [0.5, None, 0.75]),  # a list already (a bundle's table, a record in memory)
+    ((3, 4), [3, 4]),
+    ("null", None), (None, None), (float("nan"), None),  # no value, however it was stored
+])
+def test_a_list_field_reads_the_same_whether_stored_as_text_or_as_a_list(stored, expected):
+    assert list_field(stored) == expected
+    assert list_field(np.asarray([1, 2])) == [1, 2]
