@@ -195,3 +195,18 @@ def test_commands_that_need_no_model_start_without_torch(args):
     done = subprocess.run([sys.executable, "-c", _NO_TORCH, *args], capture_output=True, text=True, timeout=120)
     last = done.stdout.strip().splitlines()[-1]
     assert last in ("LOADED 0 []", "LOADED None []"), (last, done.stderr[-2000:])
+
+
+def test_every_command_module_is_put_together_once_and_each_adds_itself_the_same_way():
+    import inspect
+    import pkgutil
+
+    import crsbench.cli.commands as commands
+    from crsbench.cli import main
+
+    modules = {found.name for found in pkgutil.iter_modules(commands.__path__)}
+    registered = [module.__name__.rsplit(".", 1)[1] for module in main.COMMANDS]
+    assert sorted(registered) == sorted(modules) and len(set(registered)) == len(registered)
+    assert all(list(inspect.signature(module.register).parameters) == ["app"] for module in main.COMMANDS)
+    listed = [command.name for command in app.registered_commands] + [group.name for group in app.registered_groups]
+    assert listed == [name for name in registered if name not in ("datasets", "encoders")] + ["datasets", "encoders"]
