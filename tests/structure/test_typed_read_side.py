@@ -14,7 +14,7 @@ SCORED_NAMES = {"report", "scored"}
 
 
 def _modules():
-    return sorted(p for package in READERS for p in (SRC / package).glob("*.py"))
+    return sorted(p for package in READERS for p in (SRC / package).rglob("*.py"))
 
 
 def _is_settings(node: ast.AST) -> bool:
@@ -22,7 +22,7 @@ def _is_settings(node: ast.AST) -> bool:
         isinstance(node, ast.Name) and node.id == "settings")
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
 def test_settings_are_read_by_attribute(path):
     by_key = []
     for node in ast.walk(ast.parse(path.read_text())):
@@ -34,7 +34,7 @@ def test_settings_are_read_by_attribute(path):
     assert not by_key, f"{path.name}: settings read by key on lines {by_key} (use ScoreSettings' attributes)"
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
 def test_every_renderer_annotates_the_scored_value(path):
     bare = [f"{node.name}({arg.arg})" for node in ast.walk(ast.parse(path.read_text()))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))

@@ -10,31 +10,18 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from crsbench.core.atomic import atomic_write
 from crsbench.results.records import aggregate_seeds, select_suite
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.scoring.score import ScoreReport
 
-_FORMAT_WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
-    "csv": lambda frame, path: frame.to_csv(path, index=False),
-    "parquet": lambda frame, path: frame.to_parquet(path, index=False),
+# through core.atomic: a reader never sees half a file, and an error names the file (pandas and pyarrow
+# raise a full disk or a read-only folder without its name)
+WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {
+    "csv": lambda frame, path: atomic_write(path, lambda f: frame.to_csv(f, index=False)),
+    "parquet": lambda frame, path: atomic_write(path, lambda f: frame.to_parquet(f, index=False)),
 }
-
-
-def _naming_the_file(write: Callable[[pd.DataFrame, Path], None]) -> Callable[[pd.DataFrame, Path], None]:
-    """pandas and pyarrow raise a full disk or read-only folder without the file's name: add it."""
-    def named(frame: pd.DataFrame, path: Path) -> None:
-        try:
-            write(frame, path)
-        except OSError as error:
-            if error.filename is not None or error.errno is None:
-                raise
-            raise OSError(error.errno, error.strerror, str(path)) from None
-
-    return named
-
-
-WRITERS: dict[str, Callable[[pd.DataFrame, Path], None]] = {k: _naming_the_file(w) for k, w in _FORMAT_WRITERS.items()}
 
 
 def export_records(
@@ -91,8 +78,8 @@ def clean_json(value: Any) -> Any:
 
 
 def write_json(value: Any, path: Path) -> Path:
-    _naming_the_file(lambda text, p: p.write_text(text))(
-        json.dumps(clean_json(value), indent=2, default=_json_default) + "\n", path)
+    text = json.dumps(clean_json(value), indent=2, default=_json_default) + "\n"
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
     return path
 
 

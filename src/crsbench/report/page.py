@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from crsbench.core.atomic import atomic_write
 from crsbench.core.printable import printable
 from crsbench.report import components_view, evidence, figure_style, figures, figures_more, narrative, sources, tables
 from crsbench.report.data import ReportData, load_stored_predictions
@@ -64,9 +65,9 @@ def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
                 out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, absent=drawn.reason))
                 continue
             png, svg = folder / f"{planned.name}.png", folder / f"{planned.name}.svg"
-            drawn.savefig(png, dpi=figure_style.PNG_DPI)
+            atomic_write(png, lambda f: drawn.savefig(f, format="png", dpi=figure_style.PNG_DPI))
             drawn.set_layout_engine("none")  # laid out once for the PNG; the SVG keeps that layout
-            drawn.savefig(svg)
+            atomic_write(svg, lambda f: drawn.savefig(f, format="svg"))
         caption = planned.caption + (f" Names: {figure_style.key_text(key)}." if key else "")
         out.append(FigureFile(planned.name, planned.title, caption, planned.task, png, svg,
                               png_data=base64.b64encode(png.read_bytes()).decode("ascii")))
@@ -200,6 +201,7 @@ def write_report(report: ScoreReport, records: pd.DataFrame, out_dir: str | Path
     drawn = draw_figures(data, out / "figures")
     context = _context(data, drawn, now())
     html_path, md_path = out / "report.html", out / "report.md"
-    html_path.write_text(_environment().get_template("report.html.j2").render(**context), encoding="utf-8")
-    md_path.write_text(markdown(context, "figures"), encoding="utf-8")
+    page = _environment().get_template("report.html.j2").render(**context)
+    atomic_write(html_path, lambda f: f.write(page.encode("utf-8")))
+    atomic_write(md_path, lambda f: f.write(markdown(context, "figures").encode("utf-8")))
     return ReportFiles(html_path, md_path, drawn, time.perf_counter() - started)

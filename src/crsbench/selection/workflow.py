@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from crsbench.core.atomic import atomic_write
 from crsbench.errors import DataError
 from crsbench.selection.budget import SEVERITY_LEVELS, ImageCounts, cached_share, perturbation_order, plan_budget
 from crsbench.selection.cohort_checks import usable_fractions
@@ -203,8 +204,8 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
               + "".join(f"Cut to fit a {format_duration(request.budget_s)} budget: {c}.\n" for c in plan.cuts))
     parse_suite(mapping, source=str(suite_file), base=out.resolve())  # a bad mapping fails before it is written
     out.mkdir(parents=True, exist_ok=True)
-    suite_file.write_text(suite_text(mapping, header))
-    (out / ARGUMENTS_FILE).write_text(json.dumps(arguments, indent=2))
+    atomic_write(suite_file, lambda f: f.write(suite_text(mapping, header).encode("utf-8")))
+    atomic_write(out / ARGUMENTS_FILE, lambda f: f.write(json.dumps(arguments, indent=2).encode("utf-8")))
     say(f"suite written to {suite_file} (an ordinary suite: `crsbench run` resumes it)")
     return PreparedSelection(suite=load_suite(suite_file), plan=plan, estimate=estimate,
                              seconds_per_image={name: cost.seconds_per_image for name, cost in costs.items()},

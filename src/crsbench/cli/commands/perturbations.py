@@ -9,6 +9,7 @@ import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
+from crsbench.core.atomic import atomic_write
 from crsbench.core.modalities import ALIASES, DEFAULT_MODALITY, MODALITIES, canonical_modality
 from crsbench.errors import DataError
 
@@ -30,9 +31,13 @@ def perturbations(
     if preview is None:
         out.result(report.perturbations_table(modality, modality_set(modality)))
         return
+    from PIL import Image
+
+    image_format = Image.registered_extensions().get(output.suffix.lower())
+    if image_format is None:
+        raise DataError(f"{output}: not an image file name (give one ending in .png or .jpg)")
     sheet = contact_sheet(_read_image(preview), modality, seed=seed)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    sheet.save(output)
+    atomic_write(output, lambda f: sheet.save(f, format=image_format))
     out.result(
         f"wrote {output} ({len(modality_set(modality))} perturbations x 5 severities, {sheet.size[0]}x{sheet.size[1]} px)"
     )
