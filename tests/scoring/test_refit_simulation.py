@@ -12,15 +12,15 @@ from crsbench.scoring.refit_simulation import Runs, reliability, simulate_runs, 
 @pytest.mark.slow  # three small cohorts' runs, one of them in two processes
 def test_runs_spread_over_processes_equal_the_runs_in_one():
     design = small_split()
-    one = simulate_runs(design, "a", 2, 2, seed=3)
-    two = simulate_runs(design, "a", 2, 2, seed=3, workers=2)
+    one = simulate_runs(design, "a", 2, 3, seed=3)
+    two = simulate_runs(design, "a", 2, 3, seed=3, workers=2)
     assert np.array_equal(one.points, two.points)
     for which in ("before", "after"):
         assert np.array_equal(one.intervals[which][0], two.intervals[which][0], equal_nan=True)
         assert np.array_equal(one.pairwise[which], two.pairwise[which], equal_nan=True)
         assert all(np.array_equal(a, b) for a, b in zip(one.tiers[which], two.tiers[which]))
     # a different seed gives different runs: the generator is the run's own, not a constant
-    assert not np.array_equal(one.points, simulate_runs(design, "a", 2, 2, seed=4).points)
+    assert not np.array_equal(one.points, simulate_runs(design, "a", 2, 3, seed=4).points)
 
 
 def _runs(expected: list[float], stated: np.ndarray) -> Runs:

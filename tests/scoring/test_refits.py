@@ -10,8 +10,8 @@ import pytest
 from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap
-from crsbench.scoring.refits import (cross_task_terms, satterthwaite_df, target_sentence, task_refit_draws,
-                                    whole_curve)
+from crsbench.scoring.refits import (MIN_REFITS, cross_task_terms, satterthwaite_df, target_sentence,
+                                    task_refit_draws, whole_curve)
 from crsbench.scoring.score import score_records
 from crsbench.scoring.simulation import Design, EncoderTruth, simulate
 
@@ -78,6 +78,23 @@ def test_a_refit_missing_a_record_is_left_out_and_named(cohort):
     boot = case_bootstrap(records.drop(gone), stored, axis_scores, "a", CONFIG)
     assert boot.refits == {"sim": 5}
     assert any("refit 2" in note for note in boot.refit_notes)
+
+
+def test_below_three_refits_a_task_gets_no_t_term_and_every_output_says_so(cohort):
+    # two refits would give a t with one degree of freedom (a Cauchy): the task falls back to these fitted probes
+    records, stored, axis_scores = cohort
+    two = records[records["refit"] <= 2]
+    boot = case_bootstrap(two, stored, axis_scores, "a", CONFIG)
+    assert MIN_REFITS == 3 and not boot.training_samples and boot.refits == {}
+    note = next(note for note in boot.refit_notes if note.startswith("sim: 2 complete refit"))
+    assert "1 degree(s) of freedom" in note and "fitted probes only" in note
+    plain = case_bootstrap(records[records["refit"] == 0], stored, axis_scores, "a", CONFIG)
+    pd.testing.assert_frame_equal(boot.overall.intervals, plain.overall.intervals)
+    scored = score_records(two, "a", CONFIG, predictions=stored)
+    assert note in scored.notes and note in scored.summary()["notes"]
+    assert "training variability is not included" in scored.interval_target
+    three = case_bootstrap(records[records["refit"] <= 3], stored, axis_scores, "a", CONFIG)
+    assert three.training_samples and three.refits == {"sim": 3}
 
 
 def test_every_output_says_what_the_interval_covers(cohort):

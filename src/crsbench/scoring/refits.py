@@ -31,7 +31,10 @@ import pandas as pd
 
 from crsbench.scoring.axes import AxisScores
 
-MIN_REFITS = 2  # a spread needs two
+# The t term has K - 1 degrees of freedom: two refits would give t(1), a Cauchy whose 97.5 % quantile is 12.7
+# (6.5 times the normal's). Three give t(2), 4.30; four, the advised count, t(3), 3.18. Below three a task
+# gets no refit term, and a note in every output says so (`refit_axes`).
+MIN_REFITS = 3
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,10 @@ def refit_axes(records, axis_scores: AxisScores) -> tuple[dict[str, np.ndarray],
         if len(values) >= MIN_REFITS:
             out[task] = np.stack(values)
         elif values:
-            notes.append(f"{task}: {len(values)} complete refit, at least {MIN_REFITS} are needed for a "
-                         "training-sample spread; intervals of this task cover these fitted probes only")
+            notes.append(f"{task}: {len(values)} complete refit(s), at least {MIN_REFITS} are needed for the "
+                         f"training-sample term (with {len(values)} its t would have {len(values) - 1} degree(s) of "
+                         "freedom); left out: this task's intervals, and its share of the cross-task ones, cover "
+                         "these fitted probes only")
     return out, notes
 
 
