@@ -29,12 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from crsbench.plan.suite import MIN_REFITS  # below it a task gets no term, named in every output (`refit_axes`)
 from crsbench.scoring.axes import AxisScores
 
-# The t term has K - 1 degrees of freedom: two refits would give t(1), a Cauchy whose 97.5 % quantile is 12.7
-# (6.5 times the normal's). Three give t(2), 4.30; four, the advised count, t(3), 3.18. Below three a task
-# gets no refit term, and a note in every output says so (`refit_axes`).
-MIN_REFITS = 3
 
 
 @dataclass(frozen=True)
