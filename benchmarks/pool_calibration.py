@@ -47,7 +47,7 @@ from crsbench.crs.definition import CRSConfig, crs_batch
 from crsbench.results.record_set import Records
 from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.case_bootstrap import case_bootstrap, training_spread
-from crsbench.scoring.refits import RefitSpread, refit_axes, spread_about, whole_curve
+from crsbench.scoring.refits import RefitSpread, refit_axes, spread_about
 from crsbench.scoring.simulation import records_from_predictions
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -33,7 +33,6 @@ from crsbench.plan.suite import MIN_REFITS  # below it a task gets no term, name
 from crsbench.scoring.axes import AxisScores
 
 
-
 @dataclass(frozen=True)
 class RefitSpread:
     """Per task, the axis deviations (K, E, A_task) of K complete refits from their mean; `notes` say what
