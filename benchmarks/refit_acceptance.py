@@ -10,7 +10,12 @@ case-and-seed bootstrap. "before" reads the fitted probes' summaries (what a sto
 - tier holds best: the tier holds the encoder of highest expected CRS (target >= 0.90);
 - excludes losers: an encoder trailing the best by more than 4 sd of its paired difference over runs is out
   of the tier (target >= 0.90 with 3 encoders, 0.80 with 15), beside the mean tier size;
-- planted change: the same cohort with every refit spread doubled: the intervals widen and still cover.
+- planted change: the same cohort with every refit spread doubled: the intervals widen and still cover;
+- two-sided checks, per estimator: coverage at least 0.92 less 3 s.e. counted by runs (its upper end
+  0.98 + 3 s.e. printed beside it), and the mean width within 0.8-1.25 of the oracle's (the same
+  construction, the same K, the true training-sample covariance in place of the refits' estimate), for
+  "after", the oracle, the planted too-narrow estimator ("before": no refit term) and the planted too-wide
+  one ("wide": the refits' deviations doubled); the mean tier size beside the oracle tier's.
 
 Cohorts: the four calibrated to real runs (RetinaMNIST, PneumoniaMNIST, PH2 from the shared data, the
 demo's dermoscopy task; `--real`, through tests/simulation/test_real_profile_simulation.py, which embeds
@@ -31,8 +36,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from crsbench.scoring.refit_simulation import (Design, Runs, doubled, published_like, rates, reliability,
-                                             simulate_runs, small_split)
+from crsbench.scoring.refit_simulation import (COVERAGE_FLOOR, COVERAGE_UPPER, WIDTH_BAND, Design, Runs, doubled,
+                                             published_like, rates, reliability, simulate_runs, small_split, verdict,
+                                             width_ratio)
 
 HEADER = "pooled over the "
 
@@ -43,6 +49,17 @@ def table(name: str, runs: Runs, planted: Runs | None) -> str:
     for key in before:
         b, a = before[key], after[key]
         lines.append(f"{key:22s} {b[0]:9.3f} ({b[1]:.3f}) {a[0]:9.3f} ({a[1]:.3f})")
+    if "oracle" in runs.intervals:
+        lines.append(f"two-sided checks (coverage >= {COVERAGE_FLOOR} - 3 s.e. by runs, upper end {COVERAGE_UPPER} + 3 "
+                     f"s.e. reported; width / oracle in {WIDTH_BAND[0]}-{WIDTH_BAND[1]}):")
+    for which in runs.intervals if "oracle" in runs.intervals else ():
+        coverage, s = rates(runs, which)["coverage by runs"]
+        ratio, r = width_ratio(runs, which)
+        checks = verdict(runs, which)
+        lines.append(f"  {which:7s} coverage {coverage:.3f} ({s:.3f}) [{COVERAGE_FLOOR - 3 * s:.3f}, "
+                     f"{COVERAGE_UPPER + 3 * s:.3f}] {'pass' if checks['coverage'] else 'FAIL'}; width / oracle "
+                     f"{ratio:.2f} ({r:.2f}) {'pass' if checks['width'] else 'FAIL'}; mean tier "
+                     f"{rates(runs, which)['mean tier size'][0]:.2f}")
     if planted is not None:
         p = rates(planted, "after")
         lines.append(f"refit spread doubled: coverage {p['coverage'][0]:.3f} ({p['coverage'][1]:.3f}), mean width "
@@ -103,9 +120,13 @@ def main() -> None:
         cohorts = {**real_designs(["retinamnist", "pneumoniamnist", "ph2", "demo-derm"]), **cohorts}
     all_runs = []
     for position, (name, (design, reference)) in enumerate(cohorts.items()):
-        runs = simulate_runs(design, reference, repetitions, args.refits, workers=args.workers)
+        # the smoke scores the oracle and the planted estimators on its first cohort only
+        checked = not args.smoke or position == 0
+        runs = simulate_runs(design, reference, repetitions, args.refits, workers=args.workers, oracle=checked,
+                             planted=checked)
         # the smoke plants the doubled spread on its first cohort only: the same code path at a tenth of the cost
-        planted = (simulate_runs(doubled(design), reference, repetitions, args.refits, seed=7, workers=args.workers)
+        planted = (simulate_runs(doubled(design), reference, repetitions, args.refits, seed=7, workers=args.workers,
+                                 oracle=False)
                    if args.planted or (args.smoke and position == 0) else None)
         all_runs.append(runs)
         print(table(name, runs, planted), flush=True)

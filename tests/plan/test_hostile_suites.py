@@ -54,6 +54,7 @@ HOSTILE = {
     "negative seed": (VALID + "seeds: [-1]\n", "seeds must be integers from 0"),
     "NaN in the C grid": (VALID + "probe: {c_grid: [.nan, 1.0]}\n", "positive, finite"),
     "infinite C": (VALID + "probe: {c_grid: [.inf]}\n", "positive, finite"),
+    "two refits: a t with one degree of freedom": (VALID + "refits: 2\n", "refits is 2: give 0 (none) or at least 3"),
     "not YAML": (VALID + "  : : [\n", "not valid YAML"),
 }
 

@@ -71,6 +71,6 @@ def test_refits_added_to_a_scored_folder_are_scored_not_the_stored_value_reused(
     assert "not included" in first.interval_target
     again, reused = api.scored_or_score(tmp_path / "out", n_boot=100, n_weight_draws=0)
     assert reused
-    api.run(_suite(tmp_path, 2))  # the same folder: only the refit records are computed
+    api.run(_suite(tmp_path, 3))  # the same folder: only the refit records are computed
     scored, reused = api.scored_or_score(tmp_path / "out", n_boot=100, n_weight_draws=0)
-    assert not reused and "2 paired refits" in scored.interval_label
+    assert not reused and "3 paired refits" in scored.interval_label

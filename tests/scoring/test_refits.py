@@ -10,8 +10,8 @@ import pytest
 from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap
-from crsbench.scoring.refits import (cross_task_terms, satterthwaite_df, target_sentence, task_refit_draws,
-                                    whole_curve)
+from crsbench.scoring.refits import (MIN_REFITS, RefitSpread, cross_task_terms, satterthwaite_df, spread_about,
+                                    target_sentence, task_refit_draws, whole_curve)
 from crsbench.scoring.score import score_records
 from crsbench.scoring.simulation import Design, EncoderTruth, simulate
 
@@ -78,6 +78,23 @@ def test_a_refit_missing_a_record_is_left_out_and_named(cohort):
     boot = case_bootstrap(records.drop(gone), stored, axis_scores, "a", CONFIG)
     assert boot.refits == {"sim": 5}
     assert any("refit 2" in note for note in boot.refit_notes)
+
+
+def test_below_three_refits_a_task_gets_no_t_term_and_every_output_says_so(cohort):
+    # two refits would give a t with one degree of freedom (a Cauchy): the task falls back to these fitted probes
+    records, stored, axis_scores = cohort
+    two = records[records["refit"] <= 2]
+    boot = case_bootstrap(two, stored, axis_scores, "a", CONFIG)
+    assert MIN_REFITS == 3 and not boot.training_samples and boot.refits == {}
+    note = next(note for note in boot.refit_notes if note.startswith("sim: 2 complete refit"))
+    assert "1 degree(s) of freedom" in note and "fitted probes only" in note
+    plain = case_bootstrap(records[records["refit"] == 0], stored, axis_scores, "a", CONFIG)
+    pd.testing.assert_frame_equal(boot.overall.intervals, plain.overall.intervals)
+    scored = score_records(two, "a", CONFIG, predictions=stored)
+    assert note in scored.notes and note in scored.summary()["notes"]
+    assert "training variability is not included" in scored.interval_target
+    three = case_bootstrap(records[records["refit"] <= 3], stored, axis_scores, "a", CONFIG)
+    assert three.training_samples and three.refits == {"sim": 3}
 
 
 def test_every_output_says_what_the_interval_covers(cohort):
@@ -177,3 +194,32 @@ def test_the_cross_task_term_covers_a_sum_of_tasks_as_stated(spreads):
     assert 0.92 - 3 * se <= coverage <= 0.98 + 3 * se
     if spreads == (1.0, 1.0, 1.0):
         assert _sum_coverage(spreads, combined=False, runs=600, seed=11) > 0.975
+
+
+def test_a_spread_about_the_runs_own_fit_has_k_degrees_of_freedom_and_moves_the_curve_with_the_auroc():
+    rng = np.random.default_rng(2)
+    names = ("discrimination", "calibration", "label_efficiency", "robustness")
+    axes, centre = rng.normal(size=(4, 3, 4)), rng.normal(size=(3, 4))
+    spread = spread_about({"t": axes}, {"t": centre}, {"t": names})
+    d = spread.deviations["t"]
+    assert d.shape == (5, 3, 4) and np.all(d[-1] == 0) and spread.df("t") == 4 and spread.refits == {"t": 4}
+    np.testing.assert_allclose(d[:4, :, [0, 1, 3]], (axes - centre)[..., [0, 1, 3]])
+    np.testing.assert_allclose(d[:4, :, 2], (axes - centre)[..., 0])
+    # the rows' sum of squares over K is the variance the term draws with: sum d^2 / (rows - 1)
+    terms = task_refit_draws(d, 200_001, rng, spread.df("t"))[1]
+    np.testing.assert_allclose(terms[1:].var(axis=0), ((axes - centre) ** 2).sum(axis=0)[..., [0, 1, 0, 3]] / 4,
+                               rtol=0.03)
+
+
+def test_the_t_takes_the_degrees_of_freedom_it_is_told():
+    rng = np.random.default_rng(4)
+    deviations = rng.normal(size=(40, 1, 1))
+    deviations -= deviations.mean(axis=0)
+    told = task_refit_draws(deviations, 400_001, rng, df=3)[0][1:, 0, 0]
+    own = task_refit_draws(deviations, 400_001, rng)[0][1:, 0, 0]
+    sd = np.sqrt((deviations**2).sum() / 39)
+    # t(3) against t(39): the 97.5 % quantiles 3.18 and 2.02 sd
+    assert np.quantile(told, 0.975) / sd == pytest.approx(3.18, rel=0.03)
+    assert np.quantile(own, 0.975) / sd == pytest.approx(2.02, rel=0.03)
+    doubled = RefitSpread({"t": deviations}, {"t": 40}).scaled(2.0)
+    np.testing.assert_array_equal(doubled.deviations["t"], 2 * deviations)

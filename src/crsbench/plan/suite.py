@@ -228,6 +228,10 @@ class ExecutorSpec(_Strict):
 
 
 MAX_REFITS = 64
+# The training-sample term is a t with K - 1 degrees of freedom: two refits would give t(1), a Cauchy whose
+# 97.5 % quantile is 12.7 (6.5 times the normal's); three give t(2), 4.30; four, the advised count, t(3),
+# 3.18. A task with fewer complete refits gets no term, named in every output (scoring/refits.py).
+MIN_REFITS = 3
 
 
 class Suite(_Strict):
@@ -249,6 +253,14 @@ class Suite(_Strict):
     num_workers: int = Field(0, ge=0)  # DataLoader workers preparing batches; 0 on small CPUs
     crs: Optional[CRSConfig] = None  # anchors, scales, weights of the score (crs.CRSConfig); None: the defaults
     executor: ExecutorSpec = ExecutorSpec()  # where the work runs; changes no record
+
+    @field_validator("refits")
+    @classmethod
+    def _a_t_term_or_none(cls, refits: int) -> int:
+        if 0 < refits < MIN_REFITS:  # fewer would leave every task without its term
+            raise ValueError(f"refits is {refits}: give 0 (none) or at least {MIN_REFITS}; with {refits} the training-sample "
+                             f"term's t would have {refits - 1} degree(s) of freedom, so it is not drawn")
+        return refits
 
     @field_validator("encoders", mode="before")
     @classmethod

@@ -146,7 +146,7 @@ class CaseBootstrap:
 
 def case_bootstrap(
     records: pd.DataFrame, stored: Predictions, axis_scores: AxisScores, reference: str, config: CRSConfig,
-    engine: str | None = None,
+    engine: str | None = None, spread: RefitSpread | None = None,
 ) -> CaseBootstrap:
     """Paired hierarchical bootstrap of the CRS (module docstring): config.n_boot draws from config.seed.
 
@@ -155,7 +155,9 @@ def case_bootstrap(
     chunk of draws at a time. Both read the same draws and give the same values, bit for bit
     (tests/scoring/test_bootstrap_batched.py). "linearised" computes the AUROC draws by a matrix product
     (bootstrap_linear: exact at the point, its error a small fraction of the bootstrap spread that shrinks
-    with the cases); "auto" takes "batched" while exact_work(...) <= EXACT_LIMIT, else "linearised"."""
+    with the cases); "auto" takes "batched" while exact_work(...) <= EXACT_LIMIT, else "linearised".
+    spread: the training-sample spread in place of the records' refits (the acceptance's oracle and planted
+    estimators, scoring/refit_simulation.py)."""
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
     engine = engine or config.bootstrap_engine
@@ -176,7 +178,7 @@ def case_bootstrap(
     per_task = {plan.task: task_axis_values(plan, stored, task_types[plan.task], rng, seed_counts, n_enc, engine)
                 for plan in plans}  # in the plans' order: each task draws its cluster counts from rng in turn
 
-    spread = training_spread(records, axis_scores)
+    spread = training_spread(records, axis_scores) if spread is None else spread
     inclusive = spread.present and config.target == "training-samples"
     # the pairs are of the intervals shown, so the fitted probes' own summary needs none when refits are drawn
     fitted, rows, pairs, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds,
@@ -200,7 +202,8 @@ def _with_refit_terms(per_task: dict[str, np.ndarray], plans: list[TaskPlan], ax
     terms summed where at most one task has refits, else one Satterthwaite-mixed term (refits.cross_task_terms).
     None: the cross-task draws are the tasks' mean as usual."""
     stream = refit_rng(seed)
-    drawn = {t: task_refit_draws(spread.deviations[t], n_draws, stream) for t in per_task if t in spread.deviations}
+    drawn = {t: task_refit_draws(spread.deviations[t], n_draws, stream, spread.df(t))
+             for t in per_task if t in spread.deviations}
     with_terms = {t: v + drawn[t][0] if t in drawn else v for t, v in per_task.items()}
     if len(drawn) < 2:
         return with_terms, None
@@ -212,7 +215,8 @@ def _with_refit_terms(per_task: dict[str, np.ndarray], plans: list[TaskPlan], ax
 
     normal = [weighted({p.task: drawn[p.task][1]}, p) for p in counted]
     deviations = [weighted({p.task: spread.deviations[p.task]}, p) for p in counted]
-    return with_terms, _cross_task(per_task, plans, axis_scores) + cross_task_terms(normal, deviations, uniforms)
+    return with_terms, _cross_task(per_task, plans, axis_scores) + cross_task_terms(
+        normal, deviations, uniforms, [spread.df(p.task) for p in counted])
 
 
 def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores, encoders: list[str],

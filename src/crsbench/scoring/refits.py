@@ -24,14 +24,13 @@ the tasks' t terms added would over-cover the cross-task CRS.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from crsbench.plan.suite import MIN_REFITS  # below it a task gets no term, named in every output (`refit_axes`)
 from crsbench.scoring.axes import AxisScores
-
-MIN_REFITS = 2  # a spread needs two
 
 
 @dataclass(frozen=True)
@@ -42,10 +41,20 @@ class RefitSpread:
     deviations: dict[str, np.ndarray]
     refits: dict[str, int]
     notes: tuple[str, ...] = ()
+    # the t's degrees of freedom where they are not K - 1: a spread known rather than estimated from K refits
+    # (the acceptance's oracle, refit_simulation.oracle_spread) keeps the t of the K it stands in for
+    degrees: dict[str, int] = field(default_factory=dict)
 
     @property
     def present(self) -> bool:
         return bool(self.deviations)
+
+    def df(self, task: str) -> int:
+        return self.degrees.get(task, len(self.deviations[task]) - 1)
+
+    def scaled(self, factor: float) -> "RefitSpread":
+        """The same spread with every deviation times `factor` (a planted too-wide or too-narrow estimator)."""
+        return RefitSpread({t: factor * d for t, d in self.deviations.items()}, self.refits, self.notes, self.degrees)
 
 
 NO_REFITS = RefitSpread({}, {})
@@ -91,8 +100,10 @@ def refit_axes(records, axis_scores: AxisScores) -> tuple[dict[str, np.ndarray],
         if len(values) >= MIN_REFITS:
             out[task] = np.stack(values)
         elif values:
-            notes.append(f"{task}: {len(values)} complete refit, at least {MIN_REFITS} are needed for a "
-                         "training-sample spread; intervals of this task cover these fitted probes only")
+            notes.append(f"{task}: {len(values)} complete refit(s), at least {MIN_REFITS} are needed for the "
+                         f"training-sample term (with {len(values)} its t would have {len(values) - 1} degree(s) of "
+                         "freedom); left out: this task's intervals, and its share of the cross-task ones, cover "
+                         "these fitted probes only")
     return out, notes
 
 
@@ -118,16 +129,38 @@ def spread_from_axes(axes_by_refit: dict[str, np.ndarray], notes: Sequence[str] 
     return RefitSpread(deviations, {t: len(a) for t, a in deviations.items()}, tuple(notes))
 
 
-def task_refit_draws(deviations: np.ndarray, n_draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def spread_about(axes_by_refit: dict[str, np.ndarray], centres: dict[str, np.ndarray], names: dict[str, Sequence[str]],
+                 notes: Sequence[str] = ()) -> RefitSpread:
+    """A candidate estimator's spread (benchmarks/pool_calibration.py): per task, the K fits' deviations
+    from the run's own fit (`centres[task]`, (E, A)) rather than from their mean, e.g. half-samples drawn
+    without replacement, whose spread about the full fit estimates the full fit's variance; the
+    label-efficiency column moved with the AUROC's (as `whole_curve`). Its variance has K degrees of
+    freedom: a zero row is appended, so the K + 1 rows' sum of squares over K is the estimate, and the t
+    is told K."""
+    deviations, degrees = {}, {}
+    for task, axes in axes_by_refit.items():
+        task_names = list(names[task])
+        d = axes - centres[task][None]
+        if "label_efficiency" in task_names and "discrimination" in task_names:
+            d[..., task_names.index("label_efficiency")] = d[..., task_names.index("discrimination")]
+        deviations[task] = np.concatenate([d, np.zeros_like(d[:1])])
+        degrees[task] = len(d)
+    return RefitSpread(deviations, {t: len(a) for t, a in axes_by_refit.items()}, tuple(notes), degrees)
+
+
+def task_refit_draws(deviations: np.ndarray, n_draws: int, rng: np.random.Generator,
+                     df: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One task's refit terms (n_draws, E, A) as the t, draw 0 zero, then sum_k g_bk dev_k / sqrt(chi2_b)
     (module docstring); and the same draws before the scale mixing: normal, with the refits' sample
-    covariance (what a cross-task term mixes once, `cross_task_terms`)."""
+    covariance (what a cross-task term mixes once, `cross_task_terms`). df: the t's degrees of freedom,
+    K - 1 unless given (`RefitSpread.degrees`)."""
     k = deviations.shape[0]
+    df = k - 1 if df is None else df
     g = rng.standard_normal((n_draws, k))
-    chi2 = rng.chisquare(k - 1, n_draws)
+    chi2 = rng.chisquare(df, n_draws)
     g[0] = 0.0
     normal = np.einsum("bk,kea->bea", g, deviations) / np.sqrt(k - 1)
-    return normal * np.sqrt((k - 1) / chi2)[:, None, None], normal
+    return normal * np.sqrt(df / chi2)[:, None, None], normal
 
 
 def satterthwaite_df(variances: Sequence[np.ndarray], dfs: Sequence[int]) -> np.ndarray:
@@ -140,7 +173,8 @@ def satterthwaite_df(variances: Sequence[np.ndarray], dfs: Sequence[int]) -> np.
     return np.clip(df, min(dfs), sum(dfs))
 
 
-def cross_task_terms(normal: Sequence[np.ndarray], deviations: Sequence[np.ndarray], uniforms: np.ndarray) -> np.ndarray:
+def cross_task_terms(normal: Sequence[np.ndarray], deviations: Sequence[np.ndarray], uniforms: np.ndarray,
+                     dfs: Sequence[int] | None = None) -> np.ndarray:
     """The refit term of a sum over tasks, (B, E, A): per task its normal part (B, E, A) and its refits'
     deviations (K_t, E, A), both as the sum weights them; mixed once per draw by a chi-square whose degrees
     of freedom are Welch-Satterthwaite's for each encoder and axis, comonotone over encoders and axes (one
@@ -149,11 +183,12 @@ def cross_task_terms(normal: Sequence[np.ndarray], deviations: Sequence[np.ndarr
     Adding the tasks' own t terms (a chi-square per task) is the Behrens-Fisher predictive, conservative for
     a sum: it covers about 0.99 of three equal tasks' sum at K = 4 where 0.95 is asked. The Satterthwaite t,
     the standard for a sum of independently estimated variances, covers 0.93-0.97 over equal and unequal task
-    spreads (docs/bootstrap.md), and is a task's own t where only that task varies."""
+    spreads (docs/bootstrap.md), and is a task's own t where only that task varies. dfs: each task's
+    degrees of freedom, K_t - 1 unless given."""
     from scipy.stats import chi2
 
-    dfs = [len(d) - 1 for d in deviations]
-    variances = [np.sum(d**2, axis=0) / df for d, df in zip(deviations, dfs)]
+    dfs = [len(d) - 1 for d in deviations] if dfs is None else list(dfs)
+    variances = [np.sum(d**2, axis=0) / (len(d) - 1) for d in deviations]
     df = satterthwaite_df(variances, dfs)
     scale = np.sqrt(df[None] / chi2.ppf(uniforms[:, None, None], df[None]))
     scale[0] = 0.0

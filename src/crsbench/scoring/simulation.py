@@ -252,7 +252,8 @@ def records_from_predictions(
     """Records and in-memory predictions, as `simulate` gives them, from probabilities computed
     elsewhere (a real cohort's probes): `vectors` yields (encoder, seed, fraction, condition_kind,
     condition, severity, probabilities [n, k]) on one test set with these `labels` (int classes) and
-    `clusters` (the case itself where None); `train_counts` are the training split's class counts."""
+    `clusters` (the case itself where None), optionally followed by the refit number (a refit record
+    where above 0); `train_counts` are the training split's class counts."""
     labels = np.asarray(labels)
     n = len(labels)
     cluster = np.arange(n).astype(str) if clusters is None else np.asarray(clusters).astype(str)
@@ -263,10 +264,10 @@ def records_from_predictions(
     counts = {"n_train": int(sum(train)), "positives_train": json.dumps(train), "n_eval": n,
               "positives_eval": json.dumps([int(c) for c in np.bincount(labels.astype(int), minlength=k)])}
     rows, index, probs_by_hash = [], [], {}
-    for encoder, seed, fraction, kind, condition, severity, probs in vectors:
+    for encoder, seed, fraction, kind, condition, severity, probs, *refit in vectors:
         probs = np.asarray(probs, dtype=np.float32)
         row, where, digest = _record(task, task_type, encoder, int(seed), float(fraction), kind, condition,
-                                     int(severity), labels, probs, counts)
+                                     int(severity), labels, probs, counts, refit=int(refit[0]) if refit else 0)
         probs_by_hash[digest] = probs
         rows.append(row)
         index.append({**where, "test_set": test_set})
@@ -433,6 +434,17 @@ def _expected_axes(truth: EncoderTruth, design: Design, over_refits: bool) -> di
     weights = weights / weights.sum()
     values = [_truth_axes(replace(truth, separation=truth.separation * (1 + truth.refit_sd * x)), design) for x in nodes]
     return {axis: float(sum(w * v[axis] for w, v in zip(weights, values))) for axis in AXES}
+
+
+def training_sample_covariance(truth: EncoderTruth, design: Design) -> np.ndarray:
+    """The covariance (A, A), axes in AXES order, of one task's population axes over fresh training samples
+    (the separation times 1 + refit_sd N(0, 1), `realise_refits`): what K refits estimate, known here."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(_REFIT_NODES)
+    weights = weights / weights.sum()
+    at_nodes = [_truth_axes(replace(truth, separation=truth.separation * (1 + truth.refit_sd * x)), design) for x in nodes]
+    values = np.array([[axes[a] for a in AXES] for axes in at_nodes])
+    centred = np.nan_to_num(values - weights @ values)
+    return (centred * weights[:, None]).T @ centred
 
 
 def population_axes(design: Design, over_refits: bool = False) -> pd.DataFrame:

@@ -1,0 +1,303 @@
+"""The training-sample term calibrated on real images, without the simulator: a pool design on PneumoniaMNIST
+(docs/bootstrap.md, "Calibrated on real data").
+
+The 5,856 PneumoniaMNIST images (its train, val and test splits pooled) are split once, stratified: a
+held-out set of HELD_OUT images and a training pool of the rest. Every encoder embeds the pool, the held-out
+set and the held-out set under gaussian noise (severity 3) once; a draw then costs probe fits only. A draw
+is one benchmark run at training size n: n training and n / 6 validation images drawn without replacement
+from the pool (together at most a tenth of it, so draws are nearly independent samples), a test set of
+TEST_CASES images drawn from the held-out set, and the project's probe (C tuned on the validation set) at
+100 % labels and at 10 % for three seeds, on the clean and the noisy test images. Per candidate estimator of
+the training-sample spread, K = 4 more fits:
+
+- bootstrap, C re-tuned: the product's refits (`plan.subsets.refit_resample`, C chosen again);
+- bootstrap, C fixed: the same resamples at the C the run chose;
+- half-samples: n / 2 rows drawn without replacement, C re-tuned, their spread about the run's own fit
+  (`refits.spread_about`).
+
+Each draw's probes are also scored on the whole held-out set. Over the draws of one size that score's
+spread is the true spread over training samples (the test set fixed, only the training sample, its
+validation rows and the seeds' subsets vary), and its mean is the target: the CRS expected over training
+samples of that size. Per estimator:
+
+- sd ratio: the estimator's sd of each encoder's CRS (a difference to the reference) and axis differences,
+  root mean square over draws, over the true sd; its s.e. by a bootstrap over draws;
+- coverage of the target by the run's 95 % interval (test cases, seeds and the estimator's term), its s.e.
+  counted by draws; the mean width over the oracle's (the same construction, the same K, with the true
+  covariance of the axes over draws in place of the estimate); the mean leading-tier size;
+- the planted too-narrow estimator (no term: these fitted probes) and too-wide one (the product's term
+  doubled) beside them, and the seconds of probe fits the estimator adds per draw.
+
+    python benchmarks/pool_calibration.py --smoke
+    nice -n 10 python benchmarks/pool_calibration.py --draws 200 --sizes 280 140 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.results.record_set import Records
+from crsbench.scoring.axes import compute_axes
+from crsbench.scoring.case_bootstrap import case_bootstrap, training_spread
+from crsbench.scoring.refits import RefitSpread, refit_axes, spread_about
+from crsbench.scoring.simulation import records_from_predictions
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+NEEDS_SHARED_DATA = ("medmnist/pneumoniamnist.npz",)
+HEADER = "pool "
+TASK = "pneumoniamnist"
+HELD_OUT = 1500
+TEST_CASES = 320
+REFITS = 4
+SEEDS = (0, 1, 2)
+FRACTIONS = (0.1, 1.0)
+SEVERITY = 3
+C_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)  # the project's grid without C = 10, never chosen on these embeddings
+CONFIG = CRSConfig(n_boot=100, n_weight_draws=0)  # 100 draws per run: six bootstraps a draw on two shared cores
+# the reference is the first by name (the axes sort encoders by name): colour-texture
+ENCODERS = {"lite0": ("efficientnet-lite0", {"input_size": 32}), "raw-pixels": ("raw-pixels", {}),
+            "colour-texture": ("colour-texture", {})}
+ESTIMATORS = ("bootstrap, C re-tuned", "bootstrap, C fixed", "half-samples")
+PLANTED = ("none (too narrow)", "C re-tuned, doubled (too wide)")
+
+
+def pool_split(labels: np.ndarray, held_out: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(pool rows, held-out rows), the held-out set stratified by class."""
+    rng = np.random.default_rng(seed)
+    out = np.concatenate([rng.choice(np.flatnonzero(labels == c), int(round(held_out * np.mean(labels == c))), replace=False)
+                          for c in np.unique(labels)])
+    return np.setdiff1d(np.arange(len(labels)), out), np.sort(out)
+
+
+def embed_all(images: np.ndarray, held_out: np.ndarray, encoders: dict) -> dict[str, dict[str, np.ndarray]]:
+    """Per encoder: every image's vector ("all") and the held-out images' under gaussian noise ("noisy")."""
+    from crsbench.encoders.registry import get_encoder
+    from crsbench.perturbations import perturb
+
+    rgb = np.repeat(images[..., None], 3, axis=-1)
+    noisy = perturb(np.ascontiguousarray(rgb[held_out]), [f"{TASK}-{i}" for i in held_out], "gaussian_noise", SEVERITY)
+    out = {}
+    for name, (registered, options) in encoders.items():
+        encoder = get_encoder(registered, **options)
+        rule = encoder.spec.pixels()
+
+        def embed(x: np.ndarray) -> np.ndarray:
+            return np.concatenate([encoder.encode(rule.apply_batch(x[i:i + 256])) for i in range(0, len(x), 256)])
+
+        out[name] = {"all": embed(rgb), "noisy": embed(noisy)}
+    return out
+
+
+def _fit(x, y, xv, yv, c_grid=C_GRID):
+    from crsbench.probe.linear import ProbeConfig, fit_probe
+
+    return fit_probe("single_label", x, y, xv, yv, 2, ProbeConfig(c_grid=c_grid), device="cpu")
+
+
+def one_draw(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.ndarray, n: int, draw: int,
+             test_cases: int) -> dict:
+    """One run at training size n (module docstring): its records per estimator, and its held-out axes."""
+    import torch
+
+    from crsbench.plan.subsets import fraction_subset, refit_resample
+
+    torch.set_num_threads(1)  # small solves: one thread, and no spinning against the other worker
+    rng = np.random.default_rng([n, draw])
+    rows = rng.choice(pool, n + n // 6, replace=False)
+    train, val = rows[:n], rows[n:]
+    test = np.sort(rng.choice(len(held_out), test_cases, replace=False))
+    y, yv = labels[train], labels[val]
+    halves = [np.sort(rng.choice(n, n // 2, replace=False)) for _ in range(REFITS)]
+    run, extra, heldout_vectors, seconds = [], {e: [] for e in ESTIMATORS}, [], dict.fromkeys(ESTIMATORS, 0.0)
+    for name, v in vectors.items():
+        x, xv = v["all"][train], v["all"][val]
+        clean, noisy = v["all"][held_out], v["noisy"]
+        full = _fit(x, y, xv, yv)
+        fits = [(seed, 1.0, full) for seed in SEEDS]
+        for seed in SEEDS:
+            subset = fraction_subset("single_label", y, TASK, seed, FRACTIONS[0])
+            fits.append((seed, FRACTIONS[0], _fit(x[subset], y[subset], xv, yv)))
+        for seed, fraction, probe in fits:
+            for kind, condition, severity, images in (("clean", "clean", 0, clean), ("perturbation", "gaussian_noise", SEVERITY, noisy)):
+                if kind == "perturbation" and fraction < 1.0:
+                    continue
+                p = probe.predict_proba(images)
+                run.append((name, seed, fraction, kind, condition, severity, p[test]))
+                heldout_vectors.append((name, seed, fraction, kind, condition, severity, p))
+        for estimator in ESTIMATORS:
+            started = time.perf_counter()
+            for k in range(1, REFITS + 1):
+                if estimator == "half-samples":
+                    subset = halves[k - 1]
+                else:
+                    subset = refit_resample(TASK, k, n)
+                grid = (full.summary_c,) if estimator == "bootstrap, C fixed" else C_GRID
+                probe = _fit(x[subset], y[subset], xv, yv, grid)
+                for kind, condition, severity, images in (("clean", "clean", 0, clean[test]),
+                                                          ("perturbation", "gaussian_noise", SEVERITY, noisy[test])):
+                    extra[estimator].append((name, SEEDS[0], 1.0, kind, condition, severity, probe.predict_proba(images), k))
+            seconds[estimator] += time.perf_counter() - started
+    counts = np.bincount(y, minlength=2)
+    records = {e: records_from_predictions(TASK, labels[held_out][test], run + extra[e], counts) for e in ESTIMATORS}
+    held = records_from_predictions(TASK, labels[held_out], heldout_vectors, counts)[0]
+    held_axes = compute_axes(held, delta=CONFIG.delta)
+    return {"records": records, "held_axes": held_axes.task_values(0)[0].mean(axis=1), "seconds": seconds,
+            "names": list(held_axes.encoders), "axes": held_axes.task_values(0)[1]}
+
+
+def estimator_spread(estimator: str, records: pd.DataFrame, axis_scores) -> RefitSpread:
+    """The training-sample spread each candidate estimates from its K fits."""
+    records = Records.of(records)
+    if estimator != "half-samples":
+        return training_spread(records, axis_scores)
+    by_task, notes = refit_axes(records, axis_scores)
+    cube, names = axis_scores.task_values(0)
+    return spread_about(by_task, {TASK: cube.mean(axis=1)}, {TASK: names}, notes)
+
+
+def crs_sd(spread: RefitSpread, ref: int, axes) -> np.ndarray:
+    """(E, A + 1): the sd of each encoder's axis differences to the reference, and of its CRS, the term implies."""
+    (d,) = spread.deviations.values()
+    variance_rows = len(d) - 1
+    diff = d - d[:, [ref]]
+    crs = crs_batch(d, ref, CONFIG, list(axes)).crs - crs_batch(np.zeros_like(d[:1]), ref, CONFIG, list(axes)).crs
+    return np.sqrt(np.concatenate([(diff**2).sum(axis=0), (crs**2).sum(axis=0)[:, None]], axis=1) / variance_rows)
+
+
+def interval(records: pd.DataFrame, stored, axis_scores, spread: RefitSpread | None, seed: int, names) -> dict:
+    config = CONFIG.model_copy(update={"seed": seed})
+    boot = case_bootstrap(records, stored, axis_scores, names[0], config, spread=spread)
+    result = boot.overall if spread is None or spread.present else boot.fitted_probes["overall"]
+    table = result.intervals.loc[names]
+    return {"low": table["ci_low"].to_numpy(), "high": table["ci_high"].to_numpy(),
+            "tier": result.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool), "boot": boot}
+
+
+def score_draw(out: dict, oracle: np.ndarray, draw: int) -> dict:
+    """Per estimator (and the planted and oracle ones) the run's interval, tier and implied sd."""
+    names = out["names"]
+    ref = 0  # the reference is the first encoder
+    scored = {}
+    for estimator in ESTIMATORS:
+        records, stored = out["records"][estimator]
+        axis_scores = compute_axes(records, delta=CONFIG.delta)
+        assert list(axis_scores.encoders) == names and axis_scores.task_values(0)[1] == out["axes"]
+        spread = estimator_spread(estimator, records, axis_scores)
+        scored[estimator] = interval(records, stored, axis_scores, spread, draw, names)
+        scored[estimator]["sd"] = crs_sd(spread, ref, axis_scores.task_values(0)[1])
+        if estimator == ESTIMATORS[0]:
+            none = scored[estimator]["boot"].fitted_probes["overall"]
+            scored[PLANTED[0]] = {"low": none.intervals.loc[names, "ci_low"].to_numpy(),
+                                  "high": none.intervals.loc[names, "ci_high"].to_numpy(),
+                                  "tier": none.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool)}
+            scored[PLANTED[1]] = interval(records, stored, axis_scores, spread.scaled(2.0), draw, names)
+            truth = RefitSpread({TASK: oracle}, {TASK: REFITS}, (), {TASK: REFITS - 1})
+            scored["oracle"] = interval(records, stored, axis_scores, truth, draw, names)
+    for value in scored.values():
+        value.pop("boot", None)
+    return scored
+
+
+def _pool_map(function, args, workers: int) -> list:
+    if workers <= 1:
+        return [function(*a) for a in args]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(function, *zip(*args)))
+
+
+def ratio_with_se(estimates: np.ndarray, truth: np.ndarray, rng: np.random.Generator, resamples: int = 400):
+    """RMS(estimated sd) / sd(truth) over draws, elementwise, and its s.e. by a bootstrap over draws."""
+    def ratio(rows):
+        return np.sqrt((estimates[rows] ** 2).mean(axis=0)) / truth[rows].std(axis=0, ddof=1)
+
+    point = ratio(np.arange(len(truth)))
+    again = np.array([ratio(rng.integers(0, len(truth), len(truth))) for _ in range(resamples)])
+    return point, again.std(axis=0, ddof=1)
+
+
+def size_table(n: int, draws: list[dict], scored: list[dict], seconds: float, test_cases: int, held_out: int) -> str:
+    names, axes = draws[0]["names"], draws[0]["axes"]
+    ref = 0
+    others = [i for i in range(len(names)) if i != ref]
+    held = np.stack([d["held_axes"] for d in draws])  # (D, E, A)
+    crs = crs_batch(held, ref, CONFIG, list(axes)).crs  # (D, E)
+    truth = np.concatenate([held - held[:, [ref]], crs[..., None]], axis=2)  # (D, E, A + 1)
+    target = crs.mean(axis=0)
+    rng = np.random.default_rng(n)
+    lines = [f"\npool training size {n} (+{n // 6} validation), {len(draws)} draws, test sets of {test_cases} "
+             f"from {held_out} held out ({seconds:.0f} s); encoders {', '.join(names)}, reference {names[0]}",
+             f"true sd over training samples, CRS: " + ", ".join(f"{names[e]} {truth[:, e, -1].std(ddof=1):.2f}" for e in others)]
+    columns = [*axes, "crs"]
+    lines.append(f"{'estimator':34s} {'sd ratio CRS (s.e.)':>22s} {'sd ratio by axis':>40s} {'coverage (s.e.)':>16s} "
+                 f"{'width/oracle':>12s} {'tier':>5s} {'fit s/draw':>10s}")
+    oracle_width = np.mean([(s["oracle"]["high"] - s["oracle"]["low"])[others].mean() for s in scored])
+    for estimator in (*ESTIMATORS, *PLANTED, "oracle"):
+        low = np.stack([s[estimator]["low"] for s in scored])
+        high = np.stack([s[estimator]["high"] for s in scored])
+        covered = ((low <= target) & (target <= high))[:, others].mean(axis=1)
+        cover_se = covered.std(ddof=1) / np.sqrt(len(covered))
+        width = (high - low)[:, others].mean() / oracle_width
+        tier = np.mean([s[estimator]["tier"].sum() for s in scored])
+        ratio_text, axis_text, cost = "", "", ""
+        if estimator in ESTIMATORS:
+            estimates = np.stack([s[estimator]["sd"] for s in scored])
+            ratio, se = ratio_with_se(estimates[:, others], truth[:, others], rng)
+            ratio_text = " ".join(f"{ratio[i, -1]:.2f}({se[i, -1]:.2f})" for i in range(len(others)))
+            axis_text = " ".join(f"{columns[a][:4]} " + "/".join(f"{ratio[i, a]:.2f}" for i in range(len(others)))
+                                 for a in range(len(axes)))
+            cost = f"{np.mean([d['seconds'][estimator] for d in draws]):.1f}"
+        lines.append(f"{estimator:34s} {ratio_text:>22s} {axis_text:>40s} {covered.mean():9.3f} ({cover_se:.3f}) "
+                     f"{width:12.2f} {tier:5.2f} {cost:>10s}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="2 draws at one size, the two baselines, a 700-image pool")
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[280, 140])
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--cache", type=Path, default=None, help="a folder the embeddings are kept in between runs")
+    args = parser.parse_args()
+    data = np.load(args.data / "medmnist" / "pneumoniamnist.npz")
+    images = np.concatenate([data[f"{s}_images"] for s in ("train", "val", "test")])
+    labels = np.concatenate([data[f"{s}_labels"][:, 0] for s in ("train", "val", "test")]).astype(int)
+    encoders, draws, sizes, held, test_cases = ENCODERS, args.draws, args.sizes, HELD_OUT, TEST_CASES
+    if args.smoke:  # the same code path on a small pool: a check that it runs, its figures meaningless
+        keep = np.sort(np.random.default_rng(0).choice(len(labels), 700, replace=False))
+        images, labels = images[keep], labels[keep]
+        encoders = {k: ENCODERS[k] for k in ("raw-pixels", "colour-texture")}
+        draws, sizes, held, test_cases = 2, [80], 300, 150
+    pool, held_out = pool_split(labels, held)
+    started = time.perf_counter()
+    cached = args.cache / f"pool-{len(labels)}-{len(held_out)}.npz" if args.cache else None
+    if cached is not None and cached.exists():
+        stored = np.load(cached)
+        vectors = {e: {"all": stored[f"{e}/all"], "noisy": stored[f"{e}/noisy"]} for e in encoders}
+    else:
+        vectors = embed_all(images, held_out, encoders)
+        if cached is not None:
+            np.savez(cached, **{f"{e}/{k}": v for e, parts in vectors.items() for k, v in parts.items()})
+    print(f"embedded {len(labels)} images and {len(held_out)} noisy copies with {len(encoders)} encoders "
+          f"in {time.perf_counter() - started:.0f} s", flush=True)
+    for n in sizes:
+        started = time.perf_counter()
+        runs = _pool_map(one_draw, [(vectors, labels, pool, held_out, n, d, test_cases) for d in range(draws)],
+                         args.workers)
+        held = np.stack([r["held_axes"] for r in runs])
+        oracle = held - held.mean(axis=0)  # rows over draws: their sample covariance is the truth's
+        scored = _pool_map(score_draw, [(r, oracle, d) for d, r in enumerate(runs)], args.workers)
+        print(size_table(n, runs, scored, time.perf_counter() - started, test_cases, len(held_out)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
