@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import re
+import stat
 import zipfile
 
 import numpy as np
@@ -417,3 +418,18 @@ def test_a_test_set_whose_ids_were_integers_reads_back_under_its_name(bundles, t
     read = read_bundle(path)
     assert read.cases[wide.identity()].identity() == wide.identity()
     np.testing.assert_array_equal(read.cases[wide.identity()].cluster, wide.cluster)
+
+
+def test_a_written_bundle_and_the_leaderboard_page_take_the_users_umask(bundles, tmp_path):
+    """Files meant to be shared are readable by others under the usual umask (0644 under 022), and owner-only
+    under 077: the mode is the umask's, not a temporary file's."""
+    previous = os.umask(0o022)
+    try:
+        bundle_path, _ = write_bundle(read_bundle(bundles["a"]), tmp_path / "shared.crsb")
+        page = api.leaderboard([bundles["a"]], tmp_path / "site", n_boot=0)
+        assert {stat.S_IMODE(p.stat().st_mode) for p in (bundle_path, page)} == {0o644}
+        os.umask(0o077)
+        private, _ = write_bundle(read_bundle(bundles["a"]), tmp_path / "private.crsb")
+        assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    finally:
+        os.umask(previous)

@@ -411,6 +411,14 @@ def _metric(column, value):
     return make
 
 
+def _list_field(column, edit):
+    def make(bundles, path):
+        bundle = _value(bundles)
+        bundle.records.loc[0, column] = json.dumps(edit(json.loads(bundle.records.loc[0, column])))
+        return _written(bundle, path)
+    return make
+
+
 ESCAPE = "\x1b[2J\x1b[H"
 
 HOSTILE_READING = {
@@ -434,6 +442,8 @@ HOSTILE_READING = {
     "an AUROC of 1e308": (_metric("auroc", 1e308), r"record .*: auroc is 1e\+308, impossible for it \(between 0 and 1\)"),
     "a Brier score of 1e308": (_metric("brier", 1e308), r"record .*: brier is 1e\+308, impossible for it \(between 0 and 2\)"),
     "a negative count": (_metric("n_eval", -5), r"record .*: n_eval is -5, impossible for it"),
+    "a record counting more classes in training than in evaluation": (
+        _list_field("positives_train", lambda v: v + [0]), r"record .*: positives_train counts \d+ classes, positives_eval \d+"),
 }
 
 
@@ -608,7 +618,7 @@ def _more_classes(bundles, path):
     """Group B's bundle whose derm records say one class more than group A's."""
     bundle = copy.deepcopy(read_bundle(bundles["b"]))
     derm = bundle.records["task"] == "derm"
-    for column, extra in (("auroc_per_class", None), ("positives_eval", 0)):
+    for column, extra in (("auroc_per_class", None), ("positives_train", 0), ("positives_eval", 0)):
         bundle.records.loc[derm, column] = [json.dumps(json.loads(v) + [extra]) for v in bundle.records.loc[derm, column]]
     return _written(bundle, path)
 

@@ -184,7 +184,7 @@ def pair_data(report: ScoreReport) -> list[list]:
     if pairwise is None or pairwise.empty:
         return out
     for e in pairwise.index:
-        for f in pairwise.columns:
+        for f in pairwise.index:  # the encoders: an allowed departure adds a `departures` text column
             if e != f:
                 out.append(["overall", "crs", str(e), str(f), _number(crs[e] - crs[f]), None, None,
                             _number(pairwise.loc[e, f])])

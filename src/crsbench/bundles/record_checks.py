@@ -56,13 +56,18 @@ def check_records(records: pd.DataFrame, limits: Limits) -> None:
             continue
         values = pd.to_numeric(records[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         _check_numbers(records, name, values, np.arange(len(values)))
+    classes: dict[str, list] = {}
     for name, (low, high) in PER_CLASS_POSSIBLE.items():
+        classes[name] = []
         for row, text in enumerate(records[name]):
-            if text is None:
-                continue
-            listed = json.loads(text) if isinstance(text, str) else text
+            listed = [] if text is None else json.loads(text) if isinstance(text, str) else text
+            classes[name].append(len(listed) if text is not None else None)
             values = np.array([np.nan if v is None else v for v in listed], dtype=np.float64)
             _check_numbers(records, name, values, np.full(len(values), row), (low, high))
+    for row, (train, held) in enumerate(zip(classes["positives_train"], classes["positives_eval"])):
+        if train is not None and held is not None and train != held:  # both count the same classes
+            raise ValueError(f"record {_key(records, row)!r}: positives_train counts {train} classes, "
+                             f"positives_eval {held}")
     twice = keys[keys.duplicated()]
     if len(twice):
         raise ValueError(f"record_key {printable(str(twice.iloc[0]))[:40]!r} twice")
