@@ -12,6 +12,7 @@ import io
 import json
 import re
 import struct
+import warnings
 import zipfile
 
 import numpy as np
@@ -516,7 +517,10 @@ def test_a_hostile_bundle_ends_verify_compare_and_leaderboard_in_one_line_and_ex
     make, expected = CORPUS[case]
     path = make(bundles, tmp_path / "hostile.crsb")
     for command, args in _commands(path, tmp_path / "site").items():
-        line = _one_line_refusal(CliRunner().invoke(app, args), expected)
+        with warnings.catch_warnings(record=True) as caught:  # pytest would hide them from the output
+            warnings.simplefilter("always")
+            line = _one_line_refusal(CliRunner().invoke(app, args), expected)
+        assert not [w for w in caught if "Duplicate name" not in str(w.message)], [str(w.message) for w in caught][:5]
         assert "\x1b" not in line and "\u3164" not in line, line  # user text is shown escaped, never obeyed
         print(f"\n{case} | {command} | {line} | 2")  # the table of refusals, with -s
     assert not (tmp_path / "site" / "index.html").exists()
@@ -533,7 +537,7 @@ def _crs_settings(crs):
 def _extreme_metrics(bundles, path):
     """Values extreme but possible: a loss of 1e300, a subnormal ECE, a Brier of negative zero."""
     bundle = _value(bundles)
-    for column, value in (("nll", 1e300), ("ece", 5e-324), ("brier", -0.0), ("probe_c", 1e308)):
+    for column, value in (("nll", 1e308), ("ece", 5e-324), ("brier", -0.0), ("probe_c", 1e308), ("fit_seconds", 1e308)):
         bundle.records[column] = bundle.records[column].astype(float)
         bundle.records.loc[2, column] = value
     return _written(bundle, path)
@@ -555,8 +559,11 @@ def test_a_bundle_with_oversized_settings_or_extreme_values_is_read_with_the_lim
     make, said = ACCEPTED[case]
     path = make(bundles, tmp_path / "accepted.crsb")
     for command, args in _commands(path, tmp_path / "site").items():
-        result = CliRunner().invoke(app, args)
+        with warnings.catch_warnings(record=True) as caught:  # pytest would hide them from the output
+            warnings.simplefilter("always")
+            result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
+        assert not caught, [str(w.message) for w in caught][:5]
         assert "warning" not in result.output.lower() and "Traceback" not in result.output, result.output
         if said is not None and command != "leaderboard":
             assert result.output.count(said) == 1, result.output
@@ -658,3 +665,67 @@ def test_verify_says_whether_the_bundle_carries_training_samples(bundles, tmp_pa
     assert json.loads(with_refits.stdout)["refits"] == {"cxr": 3, "derm": 3}
     text = runner.invoke(app, ["verify", str(tmp_path / "refits.crsb")]).output
     assert "training samples: paired refits per task (cxr 3, derm 3)" in text
+
+
+# the cases that would spend memory or time if a bound came after the work it bounds
+COSTLY = ["index.parquet of 10^8 null rows", "index.parquet of 10^8 null rows (counts agree)", "one vector of 2x10^7 nulls",
+          "index.parquet duplicated to a million rows (counts agree)",
+          "test_sets.parquet rows repeated to 100,002 (counts agree)", "5,000 members",
+          "an end record declaring 4,000,000 members", "100 honest 1 MiB members", "a 50 MiB member of zeros",
+          "300 cloned encoders", "a 2.5 MB encoder name (the manifest that lists it compresses past the ratio)",
+          "corrupt deflate data in a JSON member", "flag bit 6 (strong encryption)", "crs n_weight_draws 10^12"]
+SECONDS, PEAK_MB = 60, 1024
+
+
+# the CLI as a child that notes its own peak (VmHWM) at exit: wait4's figure would include the pages it
+# shared with this test process before exec
+LAUNCH = """
+import atexit, sys
+def _note_peak(path=sys.argv.pop(1)):
+    with open("/proc/self/status") as status, open(path, "w") as out:
+        out.write(next((line.split()[1] for line in status if line.startswith("VmHWM:")), ""))
+atexit.register(_note_peak)
+from crsbench.cli.main import app
+sys.argv[0] = "crsbench"
+app()
+"""
+
+
+def _child(args: list[str], scratch) -> tuple[int, str, float, float]:
+    """(exit code, output, wall seconds, peak RSS in MB) of `crsbench ARGS` as a child process, killed at
+    SECONDS."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    peak, log = scratch / "peak", scratch / "output"
+    with open(log, "wb") as output:
+        started = time.perf_counter()
+        child = subprocess.Popen([sys.executable, "-c", LAUNCH, str(peak), *args], stdout=output, stderr=subprocess.STDOUT)
+        try:
+            code = child.wait(timeout=SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            code = child.wait()
+        seconds = time.perf_counter() - started
+    noted = peak.read_text().strip() if peak.exists() else ""
+    return code, log.read_text(errors="replace"), seconds, int(noted) / 1024 if noted.isdigit() else float("inf")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="the peak is read from /proc (Linux)")
+@pytest.mark.parametrize("case", COSTLY)
+def test_a_costly_hostile_bundle_is_handled_within_a_minute_and_a_gigabyte(bundles, tmp_path, case):
+    make, expected = CORPUS[case] if case in CORPUS else ACCEPTED[case]
+    path = make(bundles, tmp_path / "hostile.crsb")
+    for command, args in _commands(path, tmp_path / "site").items():
+        code, output, seconds, peak = _child(args, tmp_path)
+        assert seconds < SECONDS and peak < PEAK_MB, (command, seconds, peak)
+        assert "Traceback" not in output, output[-2000:]
+        if case in CORPUS:
+            lines = output.strip().splitlines()
+            assert code == 2 and lines[-1].startswith("error: ") and re.search(expected, lines[-1]), output[-2000:]
+        else:
+            assert code == 0 and output.count(expected) == (command != "leaderboard"), output[-2000:]
+        print(f"\n{case} | {command} | {code} | {seconds:.1f} s | {peak:.0f} MB")
