@@ -572,6 +572,20 @@ def test_a_bundle_with_oversized_settings_or_extreme_values_is_read_with_the_lim
     assert said is None or said.replace("'", "&#39;") in page
 
 
+def test_a_long_encoder_name_is_cut_in_the_tables_and_kept_whole_in_provenance(bundles, tmp_path):
+    from crsbench.bundles.leaderboard_tables import NAME_CHARS
+
+    long_name = "pixels-" + "8" * 150
+    path = _renamed("encoder", "pixels-8", long_name)(bundles, tmp_path / "long.crsb")
+    built = CliRunner().invoke(app, ["leaderboard", str(path), "-o", str(tmp_path / "site"), "--n-boot", "0",
+                                     "--reference", long_name])
+    assert built.exit_code == 0, built.output
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    cut = long_name[:NAME_CHARS - 1] + "\u2026"
+    assert f'<th scope="row" class="t">{cut}</th>' in page
+    assert f'<th scope="row" class="t">{long_name}</th>' not in page and long_name in page  # whole in provenance
+
+
 def test_an_escape_sequence_in_what_two_bundles_disagree_on_is_shown_escaped_on_stderr(bundles, tmp_path):
     hostile = _member_edit(bundles, tmp_path / "escape.crsb", _manifest(lambda m: m.update(protocol_version=f"crs{ESCAPE}")))
     result = CliRunner().invoke(app, ["compare", str(bundles["a"]), str(hostile), "--n-boot", "0"])

@@ -22,7 +22,9 @@ _END64_LOCATOR = b"PK\x06\x07"
 _END64 = b"PK\x06\x06"
 _END_BYTES = 22
 _COMMENT_MAX = 0xFFFF
-_DIRECTORY_ENTRY_BYTES = 46  # the fixed part of one central-directory entry, before its name
+# one central-directory entry: 46 fixed bytes, then its name, extra fields and comment; a bundle's names are
+# under 500 characters and it writes no comment, so 1 kB an entry is ample (zipfile parses the whole directory)
+_DIRECTORY_ENTRY_BYTES = 46 + 1024
 
 # flag bit -> the feature it announces, refused by name (APPNOTE 4.4.4)
 UNSUPPORTED_FLAGS = {0x1: "encrypted", 0x20: "patched data", 0x40: "strong encryption"}
@@ -72,7 +74,7 @@ def open_bounded(path: str | Path, max_members: int) -> zipfile.ZipFile:
     found = directory(path)
     if found.members > max_members:
         raise ZipRefused(f"{found.members} files, more than the {max_members} a bundle may hold")
-    if found.size > max_members * (_DIRECTORY_ENTRY_BYTES + 2 * 0xFFFF):
+    if found.size > max(found.members, 1) * _DIRECTORY_ENTRY_BYTES:
         raise ZipRefused(f"a central directory of {found.size} bytes for {found.members} files (damaged or hostile)")
     try:
         archive = zipfile.ZipFile(path)
