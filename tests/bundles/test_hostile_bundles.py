@@ -430,7 +430,7 @@ HOSTILE_READING = {
     "two encoder names alike up to NFKC (fullwidth digit)": (
         _renamed("encoder", "colour-texture", "pixels-\uff18"), r"encoder names 'pixels-8', 'pixels-\\uff18' look alike \(they differ in U\+0038 DIGIT EIGHT, U\+FF18 FULLWIDTH DIGIT EIGHT\)"),
     "150 combining marks in a task name": (
-        _renamed("task", "derm", "derm" + "\u0301" * 150), r"task name 'derm(\\u0301)+'...: 150 combining marks on one letter \(U\+0301 COMBINING ACUTE ACCENT\)"),
+        _renamed("task", "derm", "derm" + "\u0301" * 150), r"task name 'derm(\\u0301)+'\.\.\.: 150 combining marks on one letter \(U\+0301 COMBINING ACUTE ACCENT\)"),
     "450 combining marks in a task name": (
         _renamed("task", "derm", "derm" + "\u0301" * 450), r"task name 'derm(\\u0301)+'... has 454 characters, over the 200-character limit"),
     "a 300-character encoder name": (
@@ -535,7 +535,7 @@ def _crs_settings(crs):
 
 
 def _extreme_metrics(bundles, path):
-    """Values extreme but possible: a loss of 1e300, a subnormal ECE, a Brier of negative zero."""
+    """Values extreme but possible: a loss, probe C and fit time of 1e308, a subnormal ECE, a Brier of -0.0."""
     bundle = _value(bundles)
     for column, value in (("nll", 1e308), ("ece", 5e-324), ("brier", -0.0), ("probe_c", 1e308), ("fit_seconds", 1e308)):
         bundle.records[column] = bundle.records[column].astype(float)
@@ -550,7 +550,7 @@ ACCEPTED = {
         "suite a: crs n_weight_draws 1000000000000 is over this reader's limit; 10000 used"),
     "crs n_boot 10^10 (the command's --n-boot wins)": (
         _crs_settings({"n_boot": 10**10}), "suite a: crs n_boot 10000000000 is over this reader's limit; 100000 used"),
-    "extreme but possible metrics (1e300 loss, subnormal ECE, -0.0 Brier)": (_extreme_metrics, None),
+    "extreme but possible values (a loss, probe C and fit time of 1e308, a subnormal ECE, a Brier of -0.0)": (_extreme_metrics, None),
 }
 
 

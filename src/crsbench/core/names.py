@@ -37,12 +37,19 @@ def code_point(char: str) -> str:
     return f"U+{ord(char):04X} {unicodedata.name(char, fallback)}"
 
 
-def shown(name: str, length: int = 40) -> str:
-    """A name as a message quotes it: cut, and every character beyond ASCII written as its escape, so a
-    message about a name that looks like another shows how they differ."""
-    cut = name[:length].encode("ascii", "backslashreplace").decode("ascii")
-    escaped = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in cut)
-    return f"'{escaped}'" + ("..." if len(name) > length else "")
+def shown(name: str, length: int = 48) -> str:
+    """A name as a message quotes it: every character beyond ASCII written as its escape (so a message about
+    a name that looks like another shows how they differ), cut to about `length` characters of that, never
+    inside an escape."""
+    out, used = [], 0
+    for char in name:
+        piece = char if char.isascii() and char.isprintable() else \
+            (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
+        if used + len(piece) > length:
+            return "'" + "".join(out) + "'..."
+        out.append(piece)
+        used += len(piece)
+    return "'" + "".join(out) + "'"
 
 
 def _invisible(char: str) -> bool:
