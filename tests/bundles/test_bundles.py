@@ -154,6 +154,8 @@ def test_oversized_members_zip_bombs_and_non_zips_are_refused(bundles, tmp_path)
         read_bundle(bundles["a"], limits=Limits(member_bytes=2000))
     with pytest.raises(BundleError, match="14 files, more than the 3 a bundle may hold"):
         read_bundle(bundles["a"], limits=Limits(members=3))
+    with pytest.raises(BundleError, match=r"records.parquet: declares \d+ bytes decoded, over the 1000-byte limit"):
+        read_bundle(bundles["a"], limits=Limits(table_bytes=1000))
     bomb = tmp_path / "bomb.crsb"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("manifest.json", b"{}")

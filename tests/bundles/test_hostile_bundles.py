@@ -605,7 +605,37 @@ def test_names_alike_across_two_bundles_are_refused_and_accepted_flagged_for_a_t
     monkeypatch.setenv("CRSBENCH_BUNDLE_LIMITS", "accept_confusable_names=1")
     accepted = CliRunner().invoke(app, args)
     assert accepted.exit_code == 0, accepted.output
-    assert "accepted though unsafe to read: encoder names 'Colour-texture', 'colour-texture' look alike" in accepted.output
+    flagged = "accepted though unsafe to read: encoder names 'Colour-texture', 'colour-texture' look alike"
+    assert flagged in accepted.output
+    built = CliRunner().invoke(app, ["leaderboard", str(bundles["a"]), str(alone), "-o", str(tmp_path / "site"),
+                                     "--n-boot", "0", "--allow", "crs"])
+    assert built.exit_code == 0, built.output
+    assert "accepted though unsafe to read: encoder name &#39;c\\u03bflour-texture&#39;: letters of GREEK and LATIN mixed" \
+        in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_repository_of_hostile_bundles_lists_each_refusal_and_scores_the_rest(bundles, tmp_path):
+    """A nightly build over a results repository: each hostile bundle is refused with its reason, on the
+    terminal and the page, and the honest one is scored."""
+    repository = tmp_path / "results-repo"
+    (repository / "honest").mkdir(parents=True)
+    write_bundle(read_bundle(bundles["a"]), repository / "honest" / "a.crsb")
+    chosen = ["suites.json is [1]", "one vector of 2x10^7 nulls", "flag bit 6 (strong encryption)",
+              "an encoder name ending in a Hangul filler", "an AUROC of 1e308"]
+    for i, case in enumerate(chosen):
+        (repository / f"hostile-{i}").mkdir()
+        CORPUS[case][0](bundles, repository / f"hostile-{i}" / "x.crsb")
+    site = tmp_path / "site"
+    result = CliRunner().invoke(app, ["leaderboard", str(repository), "-o", str(site), "--n-boot", "0"])
+    assert result.exit_code == 0, result.output
+    page = site.joinpath("index.html").read_text(encoding="utf-8")
+    for i, case in enumerate(chosen):
+        line = next(x for x in result.output.splitlines() if x.startswith(f"refused results-repo/hostile-{i}/x.crsb: "))
+        assert re.search(CORPUS[case][1], line), line
+        assert f"results-repo/hostile-{i}/x.crsb" in page
+    assert "\x1b" not in result.output and "leaderboard of 1 source, 5 refused" in result.output
+    strict = CliRunner().invoke(app, ["leaderboard", str(repository), "-o", str(site), "--n-boot", "0", "--strict"])
+    assert strict.exit_code == 2
 
 
 def test_verify_prints_what_a_bundle_holds_and_checks_its_id(bundles):

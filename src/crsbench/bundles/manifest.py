@@ -41,6 +41,7 @@ class Limits:
     json_depth: int = 32  # nesting of any JSON value (a bundle's own JSON nests 6 deep; Python's parser recurses)
     text_chars: int = 4_096  # any string in the JSON (a spec's notes are a paragraph)
     name_chars: int = 200  # an encoder label, task or suite name (names print in every table)
+    table_bytes: int = 1 << 30  # a table other than the vectors, decoded whole: its footer's declared size
     records: int = 1_000_000  # rows of records.parquet (the published store: 15,640)
     cases: int = 1_000_000  # cases of one test set (the largest published: 20,000)
     classes: int = 1_000  # probabilities per case of one vector (the published tasks: 5 and 8)

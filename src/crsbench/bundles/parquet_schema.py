@@ -118,6 +118,14 @@ def check(parquet: pq.ParquetFile, name: str, columns: Mapping[str, Kind], rows:
                                    f"column {present[i]} for {meta.num_rows} rows")
 
 
+def check_decoded_size(parquet: pq.ParquetFile, name: str, most: int) -> None:
+    """The table decodes to no more than `most` bytes, by what its row groups declare."""
+    metadata = parquet.metadata
+    declared = sum(metadata.row_group(g).total_byte_size for g in range(metadata.num_row_groups))
+    if declared > most:
+        raise TableRefused(f"{name}: declares {declared} bytes decoded, over the {most}-byte limit for a table")
+
+
 def check_vector_groups(parquet: pq.ParquetFile, name: str, n_cases: int, classes: int, group_values: int) -> None:
     """Each row group of vectors declares no more floats than its rows can hold at `classes` per case,
     and no more than `group_values`: checked before the group is decoded."""

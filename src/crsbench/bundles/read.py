@@ -114,13 +114,15 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0][:120] if str(exc) else exc.__class__.__name__
 
 
-def _table(data: bytes, name: str, where: str, columns, rows: int, said_by: str = MANIFEST) -> pd.DataFrame:
-    """The member as a frame, once its footer declares the schema's columns and `rows` rows."""
+def _table(data: bytes, name: str, where: str, columns, rows: int, limits: Limits, said_by: str = MANIFEST) -> pd.DataFrame:
+    """The member as a frame, once its footer declares the schema's columns, `rows` rows and a decoded size
+    within the limit."""
     try:
         parquet = tables.open_footer(data, name)
         if callable(columns):
             columns = columns(list(parquet.schema_arrow.names))
         tables.check(parquet, name, columns, rows, said_by=said_by)
+        tables.check_decoded_size(parquet, name, limits.table_bytes)
         return parquet.read().to_pandas()
     except tables.TableRefused as exc:
         raise BundleError(f"{where}: {exc}") from None
@@ -259,7 +261,7 @@ def _parse(raw: _Members, manifest: dict, where: str, limits: Limits, sink: Vect
     for key, most in (("encoders", limits.encoders), ("tasks", limits.tasks)):
         if len(contents[key]) > most:
             raise BundleError(f"{where}: {MANIFEST}: {len(contents[key])} {key}, more than the {most} a bundle may hold")
-    records = _table(raw["records.parquet"], "records.parquet", where, tables.RECORDS, contents["records"])
+    records = _table(raw["records.parquet"], "records.parquet", where, tables.RECORDS, contents["records"], limits)
     records = records[list(RECORD_FIELDS)]
     records = records.astype(object).where(records.notna(), None)
     try:
@@ -268,17 +270,17 @@ def _parse(raw: _Members, manifest: dict, where: str, limits: Limits, sink: Vect
         raise BundleError(f"{where}: records.parquet: {exc}") from None
     records = _typed(records)
     index = _table(raw["predictions/index.parquet"], "predictions/index.parquet", where, tables.INDEX,
-                   contents["predictions"])
+                   contents["predictions"], limits)
     _no_nulls(index, "predictions/index.parquet", where)
     _unique(index, "record_key", "predictions/index.parquet", where)
     test_sets = _table(raw["predictions/test_sets.parquet"], "predictions/test_sets.parquet", where, tables.TEST_SETS,
-                       contents["test_sets"])
+                       contents["test_sets"], limits)
     _no_nulls(test_sets, "predictions/test_sets.parquet", where)
     _unique(test_sets, "test_set", "predictions/test_sets.parquet", where)
     _check_test_sets(test_sets, where, limits)
     cases, home = {}, {}
     for row in test_sets.itertuples():
-        cases[row.test_set] = _cases(raw, row, where)
+        cases[row.test_set] = _cases(raw, row, where, limits)
         name = f"predictions/probs/{row.test_set}.parquet"
         if name not in raw:
             raise BundleError(f"{where}: {name}: missing")
@@ -396,11 +398,11 @@ def _typed(records: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _cases(raw: dict[str, bytes], row, where: str) -> CaseSet:
+def _cases(raw: dict[str, bytes], row, where: str, limits: Limits) -> CaseSet:
     name = f"predictions/cases/{row.test_set}.parquet"
     if name not in raw:
         raise BundleError(f"{where}: {name}: missing")
-    table = _table(raw[name], name, where, tables.case_columns, int(row.n_cases), "its test set")
+    table = _table(raw[name], name, where, tables.case_columns, int(row.n_cases), limits, "its test set")
     _no_nulls(table[["case_id", "cluster"]], name, where)
     if "label" in table.columns:
         labels = table["label"].to_numpy()
