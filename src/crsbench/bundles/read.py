@@ -1,14 +1,19 @@
 """Reading a bundle from an untrusted source: nothing in it is ever executed, unpickled or written to
-disk, and it is refused, naming the file, unless every check passes.
+disk, and it is refused, naming the file, unless every check passes. Every part is checked against the
+declared schema (schema.py for the JSON, parquet_schema.py for the tables) before it is used, and every
+resource is bounded (manifest.Limits) before it is spent.
 
-Before any content is read: a zip (not encrypted), at most `Limits.members` members, each name relative
-and plain (no `..`, no absolute or drive path, no backslash), no name twice, each member and all of them
-together within the size limits, and no member compressed past the ratio a zip bomb needs. Then: the
-manifest lists exactly the files present, each file's SHA-256 and size match it, its counts match the
-tables, every record validates as a RunRecord, every test set hashes to its name, every probability
-vector hashes to its name and has its test set's shape, and every record's AUROC recomputed from its
-probabilities equals the stored AUROC (a swapped or edited prediction file fails here even when the
-manifest was rewritten to match it).
+Before any content is read: a zip whose end record declares at most `Limits.members` members (core/
+bounded_zip.py), each name relative and plain (no `..`, no absolute or drive path, no backslash), no
+name twice, no zip feature this reader does not support, each member and all of them together within the
+size limits, and no member or whole file compressed past the ratio a zip bomb needs. Then: the manifest
+is its format version's model and lists exactly the files present, each file's SHA-256 and size match
+it; the JSON members are their models; each table's columns, types, row count and value counts, read
+from its footer, are the schema's and agree with the manifest; every record validates as a RunRecord
+with possible values and safe names (record_checks.py); every test set hashes to its name, every
+probability vector hashes to its name and has its test set's shape, and every record's AUROC recomputed
+from its probabilities equals the stored AUROC (a swapped or edited prediction file fails here even when
+the manifest was rewritten to match it).
 """
 
 from __future__ import annotations
