@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from crsbench.bundles.manifest import FORMAT, Limits
 from crsbench.core.printable import printable
@@ -77,9 +77,9 @@ class Run(_Closed):
     suite_hash: Optional[StrictStr] = None
     suite_name: Optional[StrictStr] = None
     crsbench_version: Optional[StrictStr] = None
-    records_written: Optional[StrictInt] = Field(None, ge=0)
+    records_written: Optional[Union[StrictInt, StrictFloat]] = Field(None, ge=0)  # a store column with nulls reads as float
     status: Optional[StrictStr] = None
-    numerics: Optional[Union[dict[str, Any], StrictStr]] = None
+    numerics: Any = None  # the session's numeric settings as the store kept them: shown, never computed with
 
 
 class Dataset(_Closed):
@@ -87,7 +87,7 @@ class Dataset(_Closed):
     role: StrictStr
     dataset: StrictStr
     fingerprint: StrictStr
-    dropped: Optional[Union[dict[str, Any], list[Any], StrictStr]] = None
+    dropped: Any = None  # what the loader left out, as the store kept it: shown, never computed with
 
 
 class SuiteEncoder(_Open):
