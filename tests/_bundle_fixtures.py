@@ -4,6 +4,7 @@ tampered and hostile bundles."""
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
 
 from crsbench.bundles.manifest import json_bytes, sha256_hex
@@ -51,3 +52,39 @@ def zipped(path, members, rehash: bool = False):
         for name, data in pairs:
             archive.writestr(name, data)
     return path
+
+
+def central_entries(data: bytes):
+    """(offset of each central-directory entry, its member name) in the zip bytes `data`."""
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        length = struct.unpack_from("<H", data, at + 28)[0]
+        yield at, data[at + 46: at + 46 + length].decode()
+        at = data.find(b"PK\x01\x02", at + 46 + length)
+
+
+def patched_member(path, member: str, *, flags: int = 0, method: int | None = None):
+    """`member`'s general-purpose flags ORed with `flags` and its compression method set to `method`, in
+    its local header and its central-directory entry alike (the data itself untouched)."""
+    data = bytearray(path.read_bytes())
+    for at, name in list(central_entries(bytes(data))):
+        if name != member:
+            continue
+        local = struct.unpack_from("<I", data, at + 42)[0]
+        for header, flag_at, method_at in ((at, 8, 10), (local, 6, 8)):
+            struct.pack_into("<H", data, header + flag_at, struct.unpack_from("<H", data, header + flag_at)[0] | flags)
+            if method is not None:
+                struct.pack_into("<H", data, header + method_at, method)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def member_data_offset(data: bytes, member: str) -> tuple[int, int]:
+    """(where `member`'s stored bytes start, how many there are) in the zip bytes `data`."""
+    for at, name in central_entries(data):
+        if name == member:
+            local = struct.unpack_from("<I", data, at + 42)[0]
+            size = struct.unpack_from("<I", data, at + 20)[0]
+            name_length, extra_length = struct.unpack_from("<HH", data, local + 26)
+            return local + 30 + name_length + extra_length, size
+    raise KeyError(member)

@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import re
+import stat
 import zipfile
 
 import numpy as np
@@ -129,7 +130,7 @@ def test_manifest_mismatch_extra_and_missing_files_are_refused(bundles, tmp_path
 
     manifest = json.loads(members["manifest.json"])
     manifest["contents"]["records"] += 1
-    with pytest.raises(BundleError, match="manifest.json: says .* records, the bundle holds"):
+    with pytest.raises(BundleError, match=r"records.parquet: \d+ rows, manifest.json says \d+"):
         read_bundle(_zip(tmp_path / "count.crsb", {**members, "manifest.json": json_bytes(manifest)}))
     with pytest.raises(BundleError, match="manifest.json: bundle id .* is not the expected"):
         read_bundle(bundles["a"], expected_id="0" * 16)
@@ -153,6 +154,8 @@ def test_oversized_members_zip_bombs_and_non_zips_are_refused(bundles, tmp_path)
         read_bundle(bundles["a"], limits=Limits(member_bytes=2000))
     with pytest.raises(BundleError, match="14 files, more than the 3 a bundle may hold"):
         read_bundle(bundles["a"], limits=Limits(members=3))
+    with pytest.raises(BundleError, match=r"records.parquet: declares \d+ bytes decoded, over the 1000-byte limit"):
+        read_bundle(bundles["a"], limits=Limits(table_bytes=1000))
     bomb = tmp_path / "bomb.crsb"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("manifest.json", b"{}")
@@ -417,3 +420,18 @@ def test_a_test_set_whose_ids_were_integers_reads_back_under_its_name(bundles, t
     read = read_bundle(path)
     assert read.cases[wide.identity()].identity() == wide.identity()
     np.testing.assert_array_equal(read.cases[wide.identity()].cluster, wide.cluster)
+
+
+def test_a_written_bundle_and_the_leaderboard_page_take_the_users_umask(bundles, tmp_path):
+    """Files meant to be shared are readable by others under the usual umask (0644 under 022), and owner-only
+    under 077: the mode is the umask's, not a temporary file's."""
+    previous = os.umask(0o022)
+    try:
+        bundle_path, _ = write_bundle(read_bundle(bundles["a"]), tmp_path / "shared.crsb")
+        page = api.leaderboard([bundles["a"]], tmp_path / "site", n_boot=0)
+        assert {stat.S_IMODE(p.stat().st_mode) for p in (bundle_path, page)} == {0o644}
+        os.umask(0o077)
+        private, _ = write_bundle(read_bundle(bundles["a"]), tmp_path / "private.crsb")
+        assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    finally:
+        os.umask(previous)

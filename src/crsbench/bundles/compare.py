@@ -170,6 +170,22 @@ def _check_encoders(sources: list[Bundle]) -> dict[str, str]:
     return {label: source for label, (source, _) in owner.items()}
 
 
+def _check_names(sources: list[Bundle]) -> None:
+    """No two encoders or tasks of the sources alike up to confusables (each bundle was checked alone when
+    read); accepted under the reader's limits, the note then rides with the last source."""
+    from crsbench.bundles.manifest import reader_limits
+    from crsbench.bundles.record_checks import check_names
+
+    if len(sources) < 2:
+        return
+    names = {kind: sorted({str(v) for b in sources for v in b.records[kind].unique()}) for kind in ("encoder", "task")}
+    try:
+        notes = check_names(names, reader_limits())
+    except ValueError as exc:
+        raise NotComparable(f"not comparable: {exc}") from None
+    sources[-1].notes += [n for n in notes if n not in sources[-1].notes]
+
+
 def _shared_cells(records: pd.DataFrame, per_source: list[pd.DataFrame]) -> pd.Series:
     """Records whose (task, seed, fraction, condition) every source has."""
     key = ["task", "seed", "fraction", "condition_kind", "condition", "severity"]
@@ -190,6 +206,7 @@ def comparable(sources: Sequence[Bundle], allow: Sequence[str] = ()) -> tuple[di
     that differs and is not allowed, and the sources on each side."""
     sources = list(sources)
     owners = _check_encoders(sources)
+    _check_names(sources)
     departures = {}
     for name in FIELDS:
         said = difference(sources, name) if len(sources) > 1 else None
@@ -219,7 +236,7 @@ def merge(sources: Sequence[Bundle], allow: Sequence[str] = ()) -> Cohort:
     owners, departures = comparable(sources, allow)
     paired = not any(name in UNPAIRED for name in departures)
     departures = list(departures.values())
-    frames, seen, notes = [], set(), []
+    frames, seen, notes = [], set(), [note for b in sources for note in b.notes]
     for bundle in sources:
         fresh = ~bundle.records["record_key"].isin(seen)
         if (~fresh).any():

@@ -47,6 +47,15 @@ KNOWN = {*LEADING, *SHOWN_APART, "skill", "p_rank1", "auroc_rank", "n_not_assess
          "sufficient_fraction", "perturbation_retention", "shift_retention"}
 
 
+NAME_CHARS = 48  # a name in a table cell; the provenance view keeps it whole
+
+
+def name_cell(name: str) -> dict:
+    """An encoder's name as a table shows it: cut with an ellipsis past NAME_CHARS, so one long name cannot
+    widen every table (the row's data keeps the whole name, which filters and comparisons use)."""
+    return {"text": name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 1] + "\u2026", "sort": None}
+
+
 def label(column: str) -> str:
     return LABELS.get(column, column.replace("_", " "))
 
@@ -102,7 +111,7 @@ def score_table(frame: pd.DataFrame, caption: str, facts: dict, keep: Iterable[s
         family = fact.specialty if fact else "unknown"
         name = f"{encoder} (baseline)" if bool(row.get("baseline", False)) else str(encoder)
         tier = tier_cell(row.get("in_leading_tier"))
-        cells = [cell(row.get("crs_rank")), {"text": name, "sort": None}, {"text": family, "sort": None}]
+        cells = [cell(row.get("crs_rank")), name_cell(name), {"text": family, "sort": None}]
         cells += [cell(row[c], 1 if c == "crs" else 3) for c in leading]
         cells += [{"text": interval_cell(row), "sort": _number(row.get("ci_low"))},
                   {"text": tier or "no", "sort": 1.0 if tier == "yes" else 0.0}]
@@ -137,7 +146,7 @@ def axis_table(report: ScoreReport, axis: str, scope: str, facts: dict) -> dict:
         if not intervals.empty and encoder in intervals.index:
             low, high = _number(intervals.loc[encoder, "ci_low"]), _number(intervals.loc[encoder, "ci_high"])
         tier = tier_cell(row.get("in_leading_tier"))
-        cells = [{"text": str(encoder), "sort": None}, {"text": family, "sort": None}, cell(row.get(axis)),
+        cells = [name_cell(str(encoder)), {"text": family, "sort": None}, cell(row.get(axis)),
                  {"text": "-" if low is None else f"[{fmt(low)}, {fmt(high)}]", "sort": low},
                  {"text": tier or "no", "sort": 1.0 if tier == "yes" else 0.0}]
         cells += [cell(raw.loc[encoder, m] if encoder in raw.index else None) for m in metrics]
@@ -162,7 +171,7 @@ def components_table(report: ScoreReport, facts: dict) -> dict | None:
     for encoder, row in frame.iterrows():
         fact = facts.get(str(encoder))
         family = fact.specialty if fact else "unknown"
-        cells = [{"text": str(encoder), "sort": None}, {"text": family, "sort": None}, cell(row.get("crs"), 1)]
+        cells = [name_cell(str(encoder)), {"text": family, "sort": None}, cell(row.get("crs"), 1)]
         cells += [cell(row[c]) for c in extra]
         rows.append({"encoder": str(encoder), "family": family, "leading": tier_cell(row.get("in_leading_tier")) == "yes",
                      "cells": cells})
@@ -184,7 +193,7 @@ def pair_data(report: ScoreReport) -> list[list]:
     if pairwise is None or pairwise.empty:
         return out
     for e in pairwise.index:
-        for f in pairwise.columns:
+        for f in pairwise.index:  # the encoders: an allowed departure adds a `departures` text column
             if e != f:
                 out.append(["overall", "crs", str(e), str(f), _number(crs[e] - crs[f]), None, None,
                             _number(pairwise.loc[e, f])])

@@ -1,20 +1,24 @@
 """Reading a bundle from an untrusted source: nothing in it is ever executed, unpickled or written to
-disk, and it is refused, naming the file, unless every check passes.
+disk, and it is refused, naming the file, unless every check passes. Every part is checked against the
+declared schema (schema.py for the JSON, parquet_schema.py for the tables) before it is used, and every
+resource is bounded (manifest.Limits) before it is spent.
 
-Before any content is read: a zip (not encrypted), at most `Limits.members` members, each name relative
-and plain (no `..`, no absolute or drive path, no backslash), no name twice, each member and all of them
-together within the size limits, and no member compressed past the ratio a zip bomb needs. Then: the
-manifest lists exactly the files present, each file's SHA-256 and size match it, its counts match the
-tables, every record validates as a RunRecord, every test set hashes to its name, every probability
-vector hashes to its name and has its test set's shape, and every record's AUROC recomputed from its
-probabilities equals the stored AUROC (a swapped or edited prediction file fails here even when the
-manifest was rewritten to match it).
+Before any content is read: a zip whose end record declares at most `Limits.members` members (core/
+bounded_zip.py), each name relative and plain (no `..`, no absolute or drive path, no backslash), no
+name twice, no zip feature this reader does not support, each member and all of them together within the
+size limits, and no member or whole file compressed past the ratio a zip bomb needs. Then: the manifest
+is its format version's model and lists exactly the files present, each file's SHA-256 and size match
+it; the JSON members are their models; each table's columns, types, row count and value counts, read
+from its footer, are the schema's and agree with the manifest; every record validates as a RunRecord
+with possible values and safe names (record_checks.py); every test set hashes to its name, every
+probability vector hashes to its name and has its test set's shape, and every record's AUROC recomputed
+from its probabilities equals the stored AUROC (a swapped or edited prediction file fails here even when
+the manifest was rewritten to match it).
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import re
 import zipfile
@@ -23,15 +27,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
+from crsbench.bundles import parquet_schema as tables
+from crsbench.bundles import schema
 from crsbench.bundles.content import Bundle
+from crsbench.bundles.record_checks import check_names, check_records
 from crsbench.bundles.vectors import VectorSink, stream_vectors, vector_digests
-from crsbench.bundles.manifest import DEFAULT_LIMITS, FORMAT, FORMAT_VERSION, MANIFEST, MEMBER_NAME, Limits, bundle_id
+from crsbench.bundles.manifest import FORMAT, FORMAT_VERSION, MANIFEST, MEMBER_NAME, Limits, bundle_id, reader_limits
+from crsbench.core.bounded_zip import ZipRefused, member_bytes, open_bounded, read_member, unsupported
 from crsbench.core.printable import printable
 from crsbench.errors import DataError
 from crsbench.results.predictions import CaseSet
-from crsbench.results.records import RECORD_FIELDS, to_record
+from crsbench.results.records import RECORD_FIELDS
 
 AUROC_TOLERANCE = 1e-9  # beyond the ties float32 rounding may make (_tie_slack): summation order only
 
@@ -40,22 +47,23 @@ class BundleError(DataError):
     """A bundle that cannot be trusted or read: the message names the bundle and the file inside it."""
 
 
+WHOLE_RATIO_FROM = 64 << 20  # below this many bytes uncompressed, a bundle's JSON may compress as it likes
+VECTOR_MEMBER = re.compile(r"^predictions/probs/[^/]+\.parquet$")
+
+
 def _members(archive: zipfile.ZipFile, where: str, limits: Limits) -> dict[str, zipfile.ZipInfo]:
     infos = archive.infolist()
-    if len(infos) > limits.members:
-        raise BundleError(f"{where}: {len(infos)} files, more than the {limits.members} a bundle may hold")
     members: dict[str, zipfile.ZipInfo] = {}
     total = 0
     for info in infos:
         name = info.filename
         if not MEMBER_NAME.match(name) or ".." in name.split("/"):
-            raise BundleError(f"{where}: {name!r}: not a plain relative file name (path traversal refused)")
+            raise BundleError(f"{where}: {printable(repr(name))[:80]}: not a plain relative file name (path traversal refused)")
         if name in members:
             raise BundleError(f"{where}: {name}: stored twice")
-        if info.flag_bits & 0x1:
-            raise BundleError(f"{where}: {name}: encrypted")
-        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise BundleError(f"{where}: {name}: compression method {info.compress_type} not accepted")
+        feature = unsupported(info)
+        if feature:
+            raise BundleError(f"{where}: {name}: {feature}, a zip feature this reader does not support")
         if info.file_size > limits.member_bytes:
             raise BundleError(f"{where}: {name}: {info.file_size} bytes, over the {limits.member_bytes}-byte limit")
         if info.file_size > 1 << 20 and info.file_size > limits.ratio * max(info.compress_size, 1):
@@ -63,18 +71,21 @@ def _members(archive: zipfile.ZipFile, where: str, limits: Limits) -> dict[str, 
                               "refused as a possible zip bomb")
         total += info.file_size
         if total > limits.total_bytes:
-            raise BundleError(f"{where}: more than {limits.total_bytes} bytes uncompressed in all")
+            raise BundleError(f"{where}: more than {limits.total_bytes} bytes uncompressed in all, over the limit")
         members[name] = info
+    on_disk = max(Path(archive.filename).stat().st_size, 1) if archive.filename else 1
+    if total > WHOLE_RATIO_FROM and total > limits.whole_ratio * on_disk:
+        raise BundleError(f"{where}: {total} bytes uncompressed in a file of {on_disk}, compressed "
+                          f"{total / on_disk:.0f}:1 in all, over the {limits.whole_ratio:.0f}:1 limit (a possible zip bomb)")
     return members
 
 
 def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> bytes:
-    """The member's bytes, never more than its declared size (a lying header is caught here or by zipfile's CRC)."""
-    with archive.open(info) as handle:
-        data = handle.read(info.file_size + 1)
-    if len(data) != info.file_size:
-        raise BundleError(f"{where}: {info.filename}: holds {len(data)} bytes, its header says {info.file_size}")
-    return data
+    """The member's bytes, never more than its declared size (a lying header is caught here or by the CRC)."""
+    try:
+        return member_bytes(archive, info)
+    except ZipRefused as exc:
+        raise BundleError(f"{where}: {exc}") from None
 
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
@@ -108,18 +119,33 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0][:120] if str(exc) else exc.__class__.__name__
 
 
-def _table(data: bytes, name: str, where: str) -> pd.DataFrame:
-    table = _parquet(data, name, where)
+def _table(data: bytes, name: str, where: str, columns, rows: int, limits: Limits, said_by: str = MANIFEST) -> pd.DataFrame:
+    """The member as a frame, once its footer declares the schema's columns, `rows` rows and a decoded size
+    within the limit."""
     try:
-        return table.to_pandas()
-    except Exception as exc:  # a nested or exotic column pandas cannot hold
-        raise BundleError(f"{where}: {name}: not a readable Parquet table ({exc.__class__.__name__})") from None
+        parquet = tables.open_footer(data, name)
+        if callable(columns):
+            columns = columns(list(parquet.schema_arrow.names))
+        tables.check(parquet, name, columns, rows, said_by=said_by)
+        tables.check_decoded_size(parquet, name, limits.table_bytes)
+        return parquet.read().to_pandas()
+    except tables.TableRefused as exc:
+        raise BundleError(f"{where}: {exc}") from None
+    except Exception as exc:  # pyarrow raises many kinds for a damaged file; none is a bug of ours
+        raise BundleError(f"{where}: {name}: not a readable Parquet table ({exc.__class__.__name__}: "
+                          f"{printable(_first_line(exc))})") from None
 
 
-def _need(frame: pd.DataFrame, columns, name: str, where: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise BundleError(f"{where}: {name}: lacks column(s) {missing}")
+def _no_nulls(frame: pd.DataFrame, name: str, where: str) -> None:
+    for column in frame.columns:
+        if frame[column].isna().any():
+            raise BundleError(f"{where}: {name}: a null {column} in row {int(np.argmax(frame[column].isna().to_numpy()))}")
+
+
+def _unique(frame: pd.DataFrame, column: str, name: str, where: str) -> None:
+    twice = frame[column][frame[column].duplicated()]
+    if len(twice):
+        raise BundleError(f"{where}: {name}: {column} {printable(str(twice.iloc[0]))[:40]!r} twice")
 
 
 class _Members:
@@ -141,30 +167,32 @@ class _Members:
 def _digest(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> tuple[int, str]:
     """A member's size and SHA-256, read in chunks (never more than its declared size and one chunk)."""
     digest, size = hashlib.sha256(), 0
-    with archive.open(info) as handle:
-        while size <= info.file_size:
-            chunk = handle.read(1 << 20)
-            if not chunk:
-                break
+    try:
+        for chunk in read_member(archive, info):
             size += len(chunk)
             digest.update(chunk)
+    except ZipRefused as exc:
+        raise BundleError(f"{where}: {exc}") from None
     if size != info.file_size:
         raise BundleError(f"{where}: {info.filename}: holds {size} bytes, its header says {info.file_size}")
     return size, digest.hexdigest()
 
 
-def read_bundle(path: str | Path, *, expected_id: str | None = None, limits: Limits = DEFAULT_LIMITS,
+def read_bundle(path: str | Path, *, expected_id: str | None = None, limits: Limits | None = None,
                 keep_predictions: bool = True) -> Bundle:
     """The verified content of a bundle file; `expected_id`: the id it was published under (a prefix is
     enough). Members are read by streaming: each file hashed in chunks, the probability vectors one row
     group at a time; `keep_predictions=False` checks every vector and keeps none (what `verify` needs)."""
     path = Path(path)
-    where = str(path)
+    where = printable(str(path))
+    limits = limits or reader_limits()
     if not path.is_file():
         raise BundleError(f"{where}: no such bundle file")
     try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
+        archive = open_bounded(path, limits.members)
+    except ZipRefused as exc:
+        raise BundleError(f"{where}: {exc}") from None
+    except OSError as exc:
         raise BundleError(f"{where}: not a bundle (not a zip file: {exc})") from None
     with archive:
         members = _members(archive, where, limits)
@@ -174,8 +202,10 @@ def read_bundle(path: str | Path, *, expected_id: str | None = None, limits: Lim
             identity, manifest = _manifest(archive, members, where, limits, expected_id)
             sink = VectorSink(keep_predictions, limits.memory_bytes)
             bundle = _parse(_Members(archive, members, where), manifest, where, limits, sink)
+        except ZipRefused as exc:
+            raise BundleError(f"{where}: {exc}") from None
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
-            raise BundleError(f"{where}: damaged zip ({exc})") from None
+            raise BundleError(f"{where}: damaged zip ({printable(_first_line(exc))})") from None
         except RecursionError:  # a nested Parquet column or record field the checks above did not reach
             raise BundleError(f"{where}: nested too deeply to read") from None
     bundle.source, bundle.bundle_id = path.name, identity
@@ -197,19 +227,22 @@ def _manifest(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], whe
         raise BundleError(f"{where}: {MANIFEST}: bundle format {version} is newer than the {FORMAT_VERSION} this "
                           f"crsbench reads (written by {printable(str(manifest.get('written_by', 'a later version')))[:60]}); "
                           "upgrade crsbench to read it")
-    if version != FORMAT_VERSION:
-        raise BundleError(f"{where}: {MANIFEST}: format_version {printable(repr(version))[:40]}; this version reads {FORMAT_VERSION}")
-    listed = manifest.get("files")
-    if not isinstance(listed, dict):
-        raise BundleError(f"{where}: {MANIFEST}: no file list")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in schema.MANIFESTS:
+        raise BundleError(f"{where}: {MANIFEST}: format_version {printable(repr(version))[:40]}; this version reads "
+                          f"{', '.join(map(str, schema.MANIFESTS))}")
+    try:
+        schema.manifest(manifest, limits)
+    except schema.SchemaError as exc:
+        raise BundleError(f"{where}: {exc}") from None
+    listed = manifest["files"]
     present = set(members) - {MANIFEST}
     for name in sorted(present - set(listed)):
         raise BundleError(f"{where}: {name}: not listed in the manifest (an extra file)")
     for name in sorted(set(listed) - present):
         raise BundleError(f"{where}: {printable(name)[:80]}: listed in the manifest but missing")
     for name in sorted(present):
-        entry = listed[name] if isinstance(listed[name], dict) else {}
-        if (entry.get("bytes"), entry.get("sha256")) != _digest(archive, members[name], where):
+        entry = listed[name]
+        if (entry["bytes"], entry["sha256"]) != _digest(archive, members[name], where):
             raise BundleError(f"{where}: {name}: content does not match its manifest hash (edited or damaged)")
     return identity, manifest
 
@@ -219,57 +252,71 @@ def _parse(raw: _Members, manifest: dict, where: str, limits: Limits, sink: Vect
                      "suites.json", "runs.json", "datasets.json", "encoders.json"):
         if required not in raw:
             raise BundleError(f"{where}: {required}: missing")
-    records = _table(raw["records.parquet"], "records.parquet", where)
-    _need(records, RECORD_FIELDS, "records.parquet", where)
+    contents = manifest["contents"]
+    described = _described(raw, where, limits)  # the JSON members, each by its schema, before anything is used
+    if contents["records"] > limits.records:
+        raise BundleError(f"{where}: {MANIFEST}: {contents['records']} records, over the {limits.records}-record limit")
+    if contents["predictions"] > contents["records"] or contents["vectors"] > contents["predictions"]:
+        raise BundleError(f"{where}: {MANIFEST}: says {contents['predictions']} predictions for {contents['records']} "
+                          f"records and {contents['vectors']} vectors (at most one prediction a record, one vector a prediction)")
+    most_test_sets = max(0, (len(raw.members) - len(_JSON_SCHEMAS) - 3) // 2)  # a test set has two files
+    if contents["test_sets"] > most_test_sets:
+        raise BundleError(f"{where}: {MANIFEST}: says {contents['test_sets']} test sets; a bundle's files hold at most "
+                          f"{most_test_sets}")
+    for key, most in (("encoders", limits.encoders), ("tasks", limits.tasks)):
+        if len(contents[key]) > most:
+            raise BundleError(f"{where}: {MANIFEST}: {len(contents[key])} {key}, more than the {most} a bundle may hold")
+    records = _table(raw["records.parquet"], "records.parquet", where, tables.RECORDS, contents["records"], limits)
     records = records[list(RECORD_FIELDS)]
     records = records.astype(object).where(records.notna(), None)
-    for row in records.to_dict(orient="records"):
-        try:
-            to_record(row)
-        except RecursionError:
-            raise BundleError(f"{where}: records.parquet: record {printable(str(row.get('record_key')))[:40]!r}: "
-                              "a list field nested too deeply to read") from None
-        except (DataError, ValueError) as exc:  # ValueError: a list field's JSON text
-            raise BundleError(f"{where}: records.parquet: record {printable(str(row.get('record_key')))[:40]!r}: "
-                              f"{_first_line(exc)}") from None
-    _finite_metrics(records, where)
-    if records["record_key"].duplicated().any():
-        raise BundleError(f"{where}: records.parquet: record_key {records['record_key'][records['record_key'].duplicated()].iloc[0]!r} twice")
+    try:
+        check_records(records, limits)
+    except ValueError as exc:
+        raise BundleError(f"{where}: records.parquet: {exc}") from None
     records = _typed(records)
-    index = _table(raw["predictions/index.parquet"], "predictions/index.parquet", where)
-    _need(index, ("record_key", "test_set", "probs"), "predictions/index.parquet", where)
-    test_sets = _table(raw["predictions/test_sets.parquet"], "predictions/test_sets.parquet", where)
-    _need(test_sets, ("test_set", "task", "role", "n_cases", "n_clusters"), "predictions/test_sets.parquet", where)
+    index = _table(raw["predictions/index.parquet"], "predictions/index.parquet", where, tables.INDEX,
+                   contents["predictions"], limits)
+    _no_nulls(index, "predictions/index.parquet", where)
+    _unique(index, "record_key", "predictions/index.parquet", where)
+    test_sets = _table(raw["predictions/test_sets.parquet"], "predictions/test_sets.parquet", where, tables.TEST_SETS,
+                       contents["test_sets"], limits)
+    _no_nulls(test_sets, "predictions/test_sets.parquet", where)
+    _unique(test_sets, "test_set", "predictions/test_sets.parquet", where)
+    _check_test_sets(test_sets, where, limits)
     cases, home = {}, {}
     for row in test_sets.itertuples():
-        cases[row.test_set] = _cases(raw, row, where)
+        cases[row.test_set] = _cases(raw, row, where, limits)
         name = f"predictions/probs/{row.test_set}.parquet"
         if name not in raw:
             raise BundleError(f"{where}: {name}: missing")
         with raw.open(name) as handle:
+            _vector_footer(handle, name, where, int(row.n_cases), contents["vectors"], limits)
             home.update(dict.fromkeys(vector_digests(handle, name, where, BundleError), row.test_set))
     strays = index[index["probs"].map(home).fillna(index["test_set"]) != index["test_set"]]
     if len(strays):
         row = strays.iloc[0]
-        raise BundleError(f"{where}: predictions/index.parquet: record {row['record_key']!r} points at a vector of "
-                          f"test set {home[row['probs']]!r}, not of its own {row['test_set']!r} (swapped or edited)")
+        raise BundleError(f"{where}: predictions/index.parquet: record {printable(row['record_key'])[:40]!r} points at a "
+                          f"vector of test set {home[row['probs']]!r}, not of its own {printable(row['test_set'])[:40]!r} "
+                          "(swapped or edited)")
     unknown = set(index["record_key"]) - set(records["record_key"])
     if unknown:
-        raise BundleError(f"{where}: predictions/index.parquet: names record {sorted(unknown)[0]!r}, not in records.parquet")
+        raise BundleError(f"{where}: predictions/index.parquet: names record {printable(sorted(unknown)[0])[:40]!r}, "
+                          "not in records.parquet")
     for name, values in (("test_set", cases), ("probs", home)):
         absent = set(index[name]) - set(values)
         if absent:
-            raise BundleError(f"{where}: predictions/index.parquet: {name} {sorted(absent)[0]!r} has no file")
-    contents = manifest.get("contents") or {}
+            raise BundleError(f"{where}: predictions/index.parquet: {name} {printable(sorted(absent)[0])[:40]!r} has no file")
     counts = {"records": len(records), "predictions": len(index), "test_sets": len(cases),
               "vectors": int(index["probs"].nunique()) if len(index) else 0}
     for key, n in counts.items():
-        if contents.get(key) != n:
-            raise BundleError(f"{where}: {MANIFEST}: says {contents.get(key)!r} {key}, the bundle holds {n}")
+        if contents[key] != n:
+            raise BundleError(f"{where}: {MANIFEST}: says {contents[key]!r} {key}, the bundle holds {n}")
     for key in ("encoders", "tasks"):
         held = sorted(records[key[:-1]].astype(str).unique())
-        if contents.get(key) != held:
-            raise BundleError(f"{where}: {MANIFEST}: lists {key} {contents.get(key)!r}, the records hold {held}")
+        if contents[key] != held:
+            raise BundleError(f"{where}: {MANIFEST}: lists {key} {printable(contents[key])[:120]}, the records hold "
+                              f"{printable(held)[:120]}")
+    notes = _names(records, where, limits)
     for row in test_sets.itertuples():  # the vectors, one row group at a time, each checked as it comes
         name = f"predictions/probs/{row.test_set}.parquet"
         mine = index[index["test_set"] == row.test_set]
@@ -278,29 +325,71 @@ def _parse(raw: _Members, manifest: dict, where: str, limits: Limits, sink: Vect
             _check_auroc(records, mine[mine["probs"].isin(list(vectors))], cases, vectors, where)
 
         with raw.open(name) as handle:
-            stream_vectors(handle, name, where, len(cases[row.test_set].case_id), BundleError, check, sink)
+            stream_vectors(handle, name, where, len(cases[row.test_set].case_id), BundleError, check, sink,
+                           limits.classes)
     probabilities = sink.vectors()
     facts = {k: v for k, v in manifest.items() if k not in ("format", "format_version", "contents", "files")}
-    return Bundle(records, index.reset_index(drop=True), test_sets.reset_index(drop=True), cases, probabilities,
-                  _json(raw["runs.json"], "runs.json", where, limits), _json(raw["datasets.json"], "datasets.json", where, limits),
-                  _json(raw["suites.json"], "suites.json", where, limits), _json(raw["encoders.json"], "encoders.json", where, limits),
-                  facts)
+    for suite in described["suites.json"]:
+        crs = suite["suite"].get("crs")
+        if isinstance(crs, dict):
+            suite["suite"]["crs"], capped = schema.bounded_crs(crs, limits, f"suite {printable(suite['name'])[:40]}")
+            notes += capped
+    bundle = Bundle(records, index.reset_index(drop=True), test_sets.reset_index(drop=True), cases, probabilities,
+                    described["runs.json"], described["datasets.json"], described["suites.json"],
+                    described["encoders.json"], facts)
+    bundle.notes = notes
+    return bundle
 
 
-def _finite_metrics(records: pd.DataFrame, where: str) -> None:
-    """Every number a record holds is finite or absent (null): an infinite AUROC or loss would pass
-    scoring's arithmetic and print as a rank."""
-    from crsbench.results.records import RECORD_COLUMNS
+_JSON_SCHEMAS = {"suites.json": schema.suites, "runs.json": schema.runs, "datasets.json": schema.datasets,
+                 "encoders.json": schema.encoders}
 
-    for name, kind in RECORD_COLUMNS:
-        if kind not in ("INTEGER", "REAL"):
-            continue
-        values = pd.to_numeric(records[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        infinite = np.isinf(values)
-        if infinite.any():
-            key = records["record_key"].iloc[int(np.argmax(infinite))]
-            raise BundleError(f"{where}: records.parquet: record {printable(str(key))[:40]!r}: {name} is "
-                              f"{values[infinite][0]}, not a finite number")
+
+def _described(raw: _Members, where: str, limits: Limits) -> dict[str, Any]:
+    out = {}
+    for name, validate in _JSON_SCHEMAS.items():
+        try:
+            out[name] = validate(_json(raw[name], name, where, limits), limits)
+        except schema.SchemaError as exc:
+            raise BundleError(f"{where}: {exc}") from None
+    return out
+
+
+def _names(records: pd.DataFrame, where: str, limits: Limits) -> list[str]:
+    try:
+        return check_names({"encoder": records["encoder"].astype(str).unique(),
+                            "task": records["task"].astype(str).unique()}, limits)
+    except ValueError as exc:
+        raise BundleError(f"{where}: records.parquet: {exc}") from None
+
+
+ROLES = ("test", "shift")
+
+
+def _check_test_sets(test_sets: pd.DataFrame, where: str, limits: Limits) -> None:
+    name = "predictions/test_sets.parquet"
+    if not test_sets["role"].isin(ROLES).all():
+        raise BundleError(f"{where}: {name}: role {printable(test_sets.loc[~test_sets['role'].isin(ROLES), 'role'].iloc[0])[:20]!r}"
+                          f", not one of {', '.join(ROLES)}")
+    for column, most in (("n_cases", limits.cases), ("n_clusters", limits.cases)):
+        values = test_sets[column].to_numpy()
+        bad = (values < 1) | (values > most)
+        if bad.any():
+            raise BundleError(f"{where}: {name}: {column} {int(values[bad][0])} in row {int(np.argmax(bad))}, "
+                              f"not between 1 and the {most}-case limit")
+
+
+def _vector_footer(handle, name: str, where: str, n_cases: int, vectors: int, limits: Limits) -> None:
+    """A test set's vector member, from its footer: the schema's columns, at most the manifest's vectors,
+    and no row group declaring more floats than its vectors can hold."""
+    try:
+        parquet = tables.open_footer(handle, name)
+        tables.check(parquet, name, tables.VECTORS, vectors, exact=False, said_by=MANIFEST)
+        tables.check_vector_groups(parquet, name, n_cases, limits.classes, limits.group_values)
+    except tables.TableRefused as exc:
+        raise BundleError(f"{where}: {exc}") from None
+    finally:
+        handle.seek(0)
 
 
 def _typed(records: pd.DataFrame) -> pd.DataFrame:
@@ -314,18 +403,16 @@ def _typed(records: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _cases(raw: dict[str, bytes], row, where: str) -> CaseSet:
+def _cases(raw: dict[str, bytes], row, where: str, limits: Limits) -> CaseSet:
     name = f"predictions/cases/{row.test_set}.parquet"
     if name not in raw:
         raise BundleError(f"{where}: {name}: missing")
-    table = _table(raw[name], name, where)
-    _need(table, ("case_id", "cluster"), name, where)
+    table = _table(raw[name], name, where, tables.case_columns, int(row.n_cases), limits, "its test set")
+    _no_nulls(table[["case_id", "cluster"]], name, where)
     if "label" in table.columns:
         labels = table["label"].to_numpy()
     else:
         columns = sorted((c for c in table.columns if c.startswith("label_")), key=lambda c: int(c.split("_")[1]))
-        if not columns:
-            raise BundleError(f"{where}: {name}: no label column")
         labels = np.stack([table[c].to_numpy() for c in columns], axis=1)
     _check_labels(labels, name, where)
     cases = _named_case_set(table["case_id"].to_numpy().astype(str), table["cluster"].to_numpy().astype(str),
@@ -368,14 +455,6 @@ def _check_labels(labels: np.ndarray, name: str, where: str) -> None:
     seen = values[~np.isnan(values)]
     if (seen < 0).any() or (seen != np.round(seen)).any() or (values.ndim == 2 and (seen > 1).any()):
         raise BundleError(f"{where}: {name}: labels must be class indices, or 0/1 per label")
-
-
-def _parquet(data: bytes, name: str, where: str):
-    try:
-        return pq.read_table(io.BytesIO(data))
-    except Exception as exc:  # pyarrow raises many kinds for a damaged file; none is a bug of ours
-        raise BundleError(f"{where}: {name}: not a readable Parquet table ({exc.__class__.__name__}: "
-                          f"{printable(_first_line(exc))})") from None
 
 
 def _tie_slack(task_type: str, labels: np.ndarray, proba: np.ndarray) -> float:

@@ -78,9 +78,10 @@ class SpilledVectors(Mapping):
 
 
 def stream_vectors(handle, name: str, where: str, n: int, error: type[Exception],
-                   check: Callable[[dict[str, np.ndarray]], None], sink: VectorSink) -> list[str]:
+                   check: Callable[[dict[str, np.ndarray]], None], sink: VectorSink, classes: int = 1_000) -> list[str]:
     """Read the vectors of one test set's member (`handle`, a seekable file) group by group: each checked,
-    then `check(vectors of the group)`, then given to `sink`. Returns the digests in the member."""
+    then `check(vectors of the group)`, then given to `sink`; a vector of more than `classes` columns is
+    refused. Returns the digests in the member."""
     try:
         parquet = pq.ParquetFile(handle)
         columns = set(parquet.schema_arrow.names)
@@ -97,6 +98,8 @@ def stream_vectors(handle, name: str, where: str, n: int, error: type[Exception]
         vectors = {}
         digests, ks, values = table["probs"].to_pylist(), table["k"].to_pylist(), table["values"]
         for i, (digest, k) in enumerate(zip(digests, ks)):
+            if not isinstance(k, int) or not 0 < k <= classes:
+                raise error(f"{where}: {name}: vector {printable(str(digest))[:24]!r} says {k} classes, not 1 to {classes}")
             vectors[str(digest)] = vector(values[i].values.to_numpy(zero_copy_only=False), digest, k, n, name, where, error)
         check(vectors)
         for digest, array in vectors.items():

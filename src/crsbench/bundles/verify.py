@@ -30,6 +30,7 @@ def summary(bundle: Bundle, path: str | Path) -> dict[str, Any]:
         "vectors": int(bundle.index["probs"].nunique()) if len(bundle.index) else 0,
         "record_versions": list(bundle.facts.get("record_crsbench_versions") or []),
         "refits": _refits_per_task(records),
+        "notes": list(bundle.notes),  # a limit this reader applied to a setting the bundle carries, or names accepted
     }
 
 
@@ -67,4 +68,5 @@ def summary_lines(facts: dict[str, Any]) -> list[str]:
         f"{facts['records']} records, {facts['predictions']} with predictions, {facts['test_sets']} test sets, "
         f"{facts['vectors']} probability vectors",
         training_samples_line(facts.get("refits") or {}),
+        *facts.get("notes", ()),
     ]

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from crsbench.core.printable import printable
 from crsbench.errors import CRSBenchError
 
 F = TypeVar("F", bound=Callable)
@@ -55,7 +56,8 @@ def environment_message(error: OSError) -> str | None:
 def fail(error: Exception, code: int | None = None) -> None:
     if code is None:
         code = error.exit_code if isinstance(error, CRSBenchError) else VALUE_ERROR_EXIT
-    message = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    # one line, every control or invisible character of the user text it quotes shown as an escape, as on stdout
+    message = printable(" ".join(line.strip() for line in str(error).splitlines() if line.strip()))
     # Text, not markup: messages quote user text and install hints such as crsbench[zoo]
     Console(stderr=True).print(Text("error: ", style="bold red") + Text(message), highlight=False, soft_wrap=True)
     raise typer.Exit(code)

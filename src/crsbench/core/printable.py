@@ -11,6 +11,10 @@ from __future__ import annotations
 import unicodedata
 
 KEPT = frozenset("\n\t")
+# default-ignorable code points outside Cc and Cf that draw nothing (Hangul fillers, the combining grapheme
+# joiner, variation selectors, the Mongolian free variation selectors, the braille blank)
+BLANK = frozenset([0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0, *range(0x180B, 0x1810),
+                   *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
 
 
 def _escape(char: str) -> str:
@@ -20,7 +24,7 @@ def _escape(char: str) -> str:
 
 def _hidden(char: str) -> bool:
     # Cc: control characters; Cf: invisible formatting (bidi overrides, zero-width spaces and joiners)
-    return char not in KEPT and unicodedata.category(char) in ("Cc", "Cf")
+    return char not in KEPT and (unicodedata.category(char) in ("Cc", "Cf") or ord(char) in BLANK)
 
 
 def printable(text: object) -> str:

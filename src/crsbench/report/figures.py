@@ -153,7 +153,8 @@ def rank_distribution(data: ReportData) -> Drawn:
     if probabilities is None or probabilities.empty:
         return Absent("no bootstrap (n_boot = 0): no rank distribution")
     encoders = [e for e in data.encoders if e in probabilities.index]
-    table = probabilities.loc[encoders]
+    # the rank columns alone: a comparison with an allowed departure adds a `departures` text column to every table
+    table = probabilities.loc[encoders].select_dtypes("number")
     n = table.shape[1]
     fig = figure(0.8 + 0.26 * len(encoders), width=COLUMN_WIDTH)
     ax = fig.subplots()
