@@ -355,7 +355,7 @@ def scored_or_score(results: str | Path | ScoringInputs, *, suite_hash: str | No
                     **settings):
     """(value, reused): the value `score` stored for exactly these inputs (report.scored_files), else a fresh
     score, then stored. `results`: a results folder (read as `scoring_inputs` reads it), or inputs read already."""
-    from crsbench.report.scored_files import read_scored, write_scored
+    from crsbench.report.scored_files import older_value_note, read_scored, write_scored
 
     inputs = results if isinstance(results, ScoringInputs) else scoring_inputs(
         results, suite_hash=suite_hash, partial=partial, **settings)
@@ -363,6 +363,10 @@ def scored_or_score(results: str | Path | ScoringInputs, *, suite_hash: str | No
     stored = read_scored(base, inputs.key)
     if stored is not None:
         return stored, True
+    note = older_value_note(base)
+    if note:
+        inputs = dataclasses.replace(inputs, context=dataclasses.replace(
+            inputs.context, lead_notes=(*inputs.context.lead_notes, note)))
     scored = score_inputs(inputs)
     try:
         write_scored(scored, base)
@@ -381,7 +385,7 @@ def write_scores(report, results: str | Path, out_dir: str | Path | None = None)
 
     base = _results_folder(results)
     written = write_score_report(report, Path(out_dir) if out_dir else base / "scores")
-    if getattr(report, "inputs_key", ""):  # kept for `report`, which reads it instead of rescoring
+    if report.inputs_key:  # kept for `report`, which reads it instead of rescoring
         write_scored(report, base)
     return written
 
@@ -514,10 +518,10 @@ def _selection_evidence(inputs: ScoringInputs, scored, prepared):
     test = prepared.dataset.split("test")
     n_test = len(np.unique(test.groups)) if prepared.cohort.group_column else len(test)
     seed_se = None
-    if len(scored.leading_tier) > 1:  # the same records, resampled over seeds alone
+    if len(scored.tier.members) > 1:  # the same records, resampled over seeds alone
         seed_only = score_inputs(dataclasses.replace(inputs, reference=scored.reference)
                                  .with_settings(resample="seeds", n_weight_draws=0))
-        seed_se = advice.standard_errors(seed_only.leading_tier_table, float(seed_only.settings.get("level", 0.95)))
+        seed_se = advice.standard_errors(seed_only.tier.table)
     return advice.Evidence(n_test=n_test, n_seeds=len(prepared.suite.seeds), unit=prepared.cohort.unit,
                            seed_se=seed_se, seconds_per_image=prepared.seconds_per_image or None,
                            n_test_images=len(test), class_names=tuple(prepared.dataset.meta.class_names))

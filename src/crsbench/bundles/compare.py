@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import ChainMap
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pandas as pd
@@ -258,6 +258,7 @@ def cohort_inputs(cohort: Cohort, reference: str | None = None, **settings):
     from crsbench.crs.definition import CRSConfig
     from crsbench.results.record_set import Records
     from crsbench.scoring.inputs import ScoringInputs, inputs_key
+    from crsbench.scoring.settings import ScoreContext
 
     config = CRSConfig(**{**cohort.crs, **settings})
     if not cohort.paired and config.resample == "cases":
@@ -267,7 +268,11 @@ def cohort_inputs(cohort: Cohort, reference: str | None = None, **settings):
     chosen = reference or (cohort.reference if cohort.reference in encoders else None)
     stored = cohort.predictions if config.resample == "cases" else None
     key = inputs_key(records.frame, stored, chosen, tuple(cohort.baselines), {}, config, records.refits)
-    return ScoringInputs(records, stored, chosen, tuple(cohort.baselines), {}, config, key)
+    sources = [{"source": b.source, "bundle_id": b.bundle_id, "records": int(len(b.records)),
+                "encoders": sorted(b.records["encoder"].astype(str).unique())} for b in cohort.sources]
+    context = ScoreContext(lead_notes=(*cohort.departures, *cohort.notes), departures=tuple(cohort.departures),
+                           sources=tuple(sources))
+    return ScoringInputs(records, stored, chosen, tuple(cohort.baselines), {}, config, key, context=context)
 
 
 def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
@@ -275,26 +280,13 @@ def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
     in settings.departures, and the sources in settings.sources."""
     from crsbench.scoring.inputs import score_inputs
 
-    report = score_inputs(cohort_inputs(cohort, reference, **settings))
-    sources = [{"source": b.source, "bundle_id": b.bundle_id, "records": int(len(b.records)),
-                "encoders": sorted(b.records["encoder"].astype(str).unique())} for b in cohort.sources]
-    report = replace(report, notes=tuple(cohort.departures) + tuple(cohort.notes) + tuple(report.notes),
-                     settings=report.settings.with_sources(cohort.departures, sources))
-    return with_departure_column(report, cohort.departures)
+    return with_departure_column(score_inputs(cohort_inputs(cohort, reference, **settings)), cohort.departures)
 
 
 def with_departure_column(report: ScoreReport, departures: Sequence[str]):
     """Every table with a `departures` column when the comparison departed from like for like, so that no
     score file read alone hides it (as the `view` column marks a partial view)."""
-    if not departures:
-        return report
-    text = "; ".join(departures)
-    changed = {}
-    for name in report.__dataclass_fields__:
-        value = getattr(report, name)
-        if isinstance(value, pd.DataFrame) and len(value.columns):
-            changed[name] = value.assign(departures=text)
-    return replace(report, **changed)
+    return report.with_column("departures", "; ".join(departures)) if departures else report
 
 
 __all__ = ["FIELDS", "Cohort", "NotComparable", "cohort_inputs", "comparable", "merge", "score_cohort", "difference"]

@@ -31,7 +31,7 @@ def show_components(out: Output, scored: ScoreReport) -> None:
     from crsbench.report.components_view import (agreement_lines, components_caption, components_table,
                                                  disagreement_lines, orders_table)
 
-    if not len(scored.components):
+    if not len(scored.components.components):
         return
     out.show(components_table(scored))
     out.show(Text(components_caption(scored)))

@@ -44,7 +44,7 @@ INTERVAL_METHODS: tuple[str, ...] = ("percentile", "expanded")
 # which function of the skills ranks (docs/crs.md section 2): the weighted mean, or the published components
 DEFINITIONS: tuple[str, ...] = ("mean_of_skills", "components")
 DEFAULT_DEFINITION = "mean_of_skills"
-DEFAULT_INTERVAL = "expanded"
+DEFAULT_INTERVAL = "percentile"
 
 # The "no value" level of each axis and its span to a perfect value (docs/crs.md, section 2).
 DEFAULT_ANCHORS: dict[str, float] = {

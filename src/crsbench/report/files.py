@@ -115,7 +115,7 @@ def write_score_report(report: ScoreReport, out_dir: str | Path) -> dict[str, Pa
             write(flat, path)
             written[path.name] = path
     for path, value in (
-        (out / "scores.json", _flat(report.scores).assign(**({"view": "partial"} if partial else {}))
+        (out / "scores.json", _flat(report.point.scores).assign(**({"view": "partial"} if partial else {}))
          .to_dict(orient="records")),
         (out / "summary.json", report.summary()),
     ):

@@ -13,7 +13,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from crsbench.crs.definition import DEFAULT_INTERVAL, DEFAULT_LEVEL
-from crsbench.scoring.statistics import bootstrap_interval
+from crsbench.scoring.bootstrap_summary import bootstrap_interval
 
 
 @dataclass(frozen=True)
