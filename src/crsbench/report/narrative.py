@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from crsbench.scoring.axis_evidence import thin_axes
-from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.crs.definition import CRSDefinition, crs_batch
 from crsbench.report import claims as advice
 from crsbench.report.evidence import WorstCondition
 
@@ -113,8 +113,7 @@ def axis_contributions(report: ScoreReport, first: str, second: str, scores: pd.
     axes = [a for a in weights if a in pair.columns and pd.to_numeric(pair[a], errors="coerce").notna().all()]
     if not axes:
         return pd.Series(dtype=float)
-    config = CRSConfig(anchors=settings.anchors, scales=settings.scales,
-                       axis_weights={a: weights[a] for a in axes}, n_boot=0, n_weight_draws=0)
+    config = CRSDefinition(anchors=settings.anchors, scales=settings.scales, axis_weights={a: weights[a] for a in axes})
     batch = crs_batch(pair[axes].to_numpy(dtype=float), 1, config, axes)
     return pd.Series(batch.contribution[0], index=axes, dtype=float)
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from crsbench.crs.definition import DEFAULT_INTERVAL, DEFAULT_LEVEL, INTERVAL_METHODS
+from crsbench.crs.statistics_settings import DEFAULT_INTERVAL, DEFAULT_LEVEL, INTERVAL_METHODS
 
 TIER_COLUMNS: tuple[str, ...] = ("diff", "se", "diff_low", "in_leading_tier")
 

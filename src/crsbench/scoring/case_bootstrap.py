@@ -32,7 +32,7 @@ from crsbench.scoring.refits import (RefitSpread, cross_task_terms, refit_axes, 
                                     task_refit_draws, whole_curve)
 from crsbench.scoring.bootstrap_summary import BootstrapResult, bootstrap_interval, summarise
 from crsbench.scoring.statistics import OVERALL
-from crsbench.scoring.task_draws import TaskPlan, exact_work, plan_tasks, task_axis_values, task_types_of
+from crsbench.scoring.task_draws import AUROC_ENGINES, TaskPlan, exact_work, plan_tasks, task_axis_values, task_types_of
 
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
 REFIT_LABEL = ("paired case, seed and training-sample bootstrap (test-set clusters and seeds resampled, "
@@ -41,7 +41,7 @@ REFIT_LABEL = ("paired case, seed and training-sample bootstrap (test-set cluste
 # values one vector at a time; linearised: the AUROC draws by one matrix product, the degenerate second-order
 # term of the Mann-Whitney statistic dropped (bootstrap_linear); auto: batched while its work is at most
 # EXACT_LIMIT column-case-draws (about 2.5 CPU-minutes), linearised beyond.
-ENGINES = ("auto", "batched", "reference", "linearised")
+ENGINES = ("auto", *AUROC_ENGINES)
 EXACT_LIMIT = 2e10
 
 

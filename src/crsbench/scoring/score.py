@@ -20,7 +20,7 @@ import pandas as pd
 
 from crsbench.scoring.axis_evidence import axis_evidence, class_table
 from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
-from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
+from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, CRSDefinition, crs_batch
 from crsbench.results.record_set import Records, refits_for
 from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
 from crsbench.scoring.cohort_grid import Incomplete, grid_stage
@@ -280,7 +280,7 @@ def config_stage(config: CRSConfig, axis_scores: AxisScores) -> tuple[CRSConfig,
     return config, notes
 
 
-def _scope_table(values: pd.DataFrame, axes: Sequence[str], reference: str, config: CRSConfig) -> pd.DataFrame:
+def _scope_table(values: pd.DataFrame, axes: Sequence[str], reference: str, config: CRSDefinition) -> pd.DataFrame:
     """Axis values and the CRS with its components for one scope (a task, or the cross-task means)."""
     axes = list(axes)
     ref = list(values.index).index(reference)
@@ -299,7 +299,7 @@ class PointScores:
     profile: pd.DataFrame  # u, the skill per axis, cross-task
 
 
-def point_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[PointScores, Notes]:
+def point_stage(axis_scores: AxisScores, reference: str, config: CRSDefinition) -> tuple[PointScores, Notes]:
     used = list(axis_scores.axes)
     overall = _scope_table(axis_scores.table, used, reference, config)
     per_task = axis_scores.per_task.set_index("encoder")
@@ -496,7 +496,7 @@ def score_records(
     reference = keep(reference_stage(list(axis_scores.encoders), reference))
     baselines = keep(baseline_stage(list(axis_scores.encoders), baselines))
     config = keep(config_stage(config, axis_scores))
-    point = keep(point_stage(axis_scores, reference, config))
+    point = keep(point_stage(axis_scores, reference, config.score_definition))
     boot = keep(bootstrap_stage(records, axis_scores, reference, config, predictions))
     overall = with_intervals(point.overall, boot.overall if boot else None)
     agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
