@@ -62,7 +62,7 @@ def test_the_check_finds_a_read_by_key(tmp_path):
 def _score_result_types() -> tuple[type, ...]:
     from crsbench.scoring.bootstrap_summary import BootstrapResult
     from crsbench.scoring.case_bootstrap import CaseBootstrap
-    from crsbench.scoring.score import PART_TYPES, ScoreReport
+    from crsbench.scoring.score_report import PART_TYPES, ScoreReport
     from crsbench.scoring.settings import ScoreSettings
     from crsbench.scoring.statistics import SeedBootstrap
 

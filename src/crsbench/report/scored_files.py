@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 # 2: the value in parts (ScoreReport.point, .intervals, ...), one tier rule; a value of 1 is recomputed, with a note
 SCHEMA = "crsbench.scored/2"
@@ -47,7 +47,7 @@ def _replace(path: Path, write) -> None:
 
 def write_scored(report: ScoreReport, folder: str | Path) -> Path:
     """Write the value under `folder`/scored; returns that folder. Tables as `<part>.<field>.parquet`."""
-    from crsbench.scoring.score import PARTS
+    from crsbench.scoring.score_report import PARTS
 
     out = Path(folder) / FOLDER
     out.mkdir(parents=True, exist_ok=True)
@@ -110,7 +110,7 @@ def _tier_tuples(fields: dict[str, Any]) -> dict[str, Any]:
 
 def read_scored(folder: str | Path, inputs_key: str) -> ScoreReport | None:
     """The stored value when it was computed from `inputs_key`'s inputs and its files are intact, else None."""
-    from crsbench.scoring.score import PART_TYPES, ScoreReport
+    from crsbench.scoring.score_report import PART_TYPES, ScoreReport
     from crsbench.scoring.settings import ScoreSettings
 
     root = Path(folder) / FOLDER
