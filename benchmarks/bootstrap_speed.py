@@ -20,7 +20,8 @@ import pandas as pd
 
 from crsbench.scoring.axes import compute_axes
 from crsbench.crs.definition import CRSConfig, crs_scores
-from crsbench.scoring.statistics import competition_ranks, crs_from_counts, paired_seed_bootstrap, seed_resample_counts
+from crsbench.scoring.bootstrap_summary import competition_ranks
+from crsbench.scoring.statistics import crs_from_counts, paired_seed_bootstrap, seed_resample_counts
 
 N_ENCODERS, TASKS, SEEDS = 15, ("derm", "ophtho", "cxr"), (0, 1, 2, 3, 4)
 FRACTIONS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)

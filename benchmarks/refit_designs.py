@@ -29,7 +29,8 @@ import numpy as np
 from crsbench.crs.definition import CRSConfig, crs_batch
 from crsbench.results.record_set import Records
 from crsbench.scoring.axes import AXES, compute_axes
-from crsbench.scoring.case_bootstrap import case_bootstrap, leading_tier, training_spread
+from crsbench.scoring.bootstrap_summary import leading_tier
+from crsbench.scoring.case_bootstrap import case_bootstrap, training_spread
 from crsbench.scoring.simulation import Design, EncoderTruth, population_crs, realise_refits, simulate
 
 CONFIG = CRSConfig(n_boot=200, n_weight_draws=0)

@@ -20,5 +20,5 @@ __getattr__, __dir__, __all__ = lazy_face(__name__, {
     "check_data": "api", "check_encoders": "api", "register_encoder": "encoders.registry",
     # values
     "Suite": "plan.suite", "EncoderSpec": "encoders.spec", "RunRecord": "results.records", "Records": "results.record_set",
-    "ScoreReport": "scoring.score", "CRSConfig": "crs.definition", "SelectionRequest": "selection.workflow",
+    "ScoreReport": "scoring.score_report", "CRSConfig": "crs.definition", "SelectionRequest": "selection.workflow",
 })

@@ -36,16 +36,16 @@ from _bundle_fixtures import N_BOOT, bundle_members as _members, suite as _suite
 def test_two_groups_bundled_and_compared_score_exactly_as_one_joint_run(runs, bundles):
     compared = api.compare([bundles["a"], bundles["b"]], n_boot=N_BOOT)
     joint = api.score(runs["joint"], n_boot=N_BOOT)
-    assert compared.interval_label == joint.interval_label and "case" in joint.interval_label
-    for table in ("scores", "scores_by_task", "axes", "axes_by_task", "axis_intervals", "leading_tier_table", "pairwise"):
-        pd.testing.assert_frame_equal(getattr(compared, table), getattr(joint, table), check_exact=True, obj=table)
-    assert compared.leading_tier == joint.leading_tier
-    assert compared.leading_tier_by_task == joint.leading_tier_by_task
-    assert set(compared.scores.index) == {"pixels-8", "colour-texture", "pixels-4"}
+    assert compared.intervals.label == joint.intervals.label and "case" in joint.intervals.label
+    for table in ("scores", "scores_by_task", "axes", "axes_by_task", "axis_intervals", "leading_tier", "pairwise"):
+        pd.testing.assert_frame_equal(compared.tables()[table], joint.tables()[table], check_exact=True, obj=table)
+    assert compared.tier.members == joint.tier.members
+    assert compared.tier.members_by_task == joint.tier.members_by_task
+    assert set(compared.point.scores.index) == {"pixels-8", "colour-texture", "pixels-4"}
     assert compared.settings["departures"] == []
     # a local results folder enters a comparison as its bundle would
     mixed = api.compare([bundles["a"], runs["b"]], n_boot=N_BOOT)
-    pd.testing.assert_frame_equal(mixed.scores, joint.scores, check_exact=True)
+    pd.testing.assert_frame_equal(mixed.point.scores, joint.point.scores, check_exact=True)
 
 
 # --------------------------------------------------------------------------- what a bundle holds
@@ -213,7 +213,7 @@ def test_a_bundle_from_another_solver_or_split_or_protocol_is_refused_naming_the
         merge([a, split])
     unpaired = score_cohort(merge([a, split], allow=["split"]), n_boot=50)
     assert unpaired.notes[0].startswith("departure (--allow split): split differs on task derm")
-    assert "seed-only" in unpaired.interval_label
+    assert "seed-only" in unpaired.intervals.label
 
     protocol = copy.deepcopy(read_bundle(bundles["b"]))
     protocol.facts["protocol_version"] = "crs-bench-0"
@@ -269,9 +269,9 @@ def test_cli_bundle_compare_and_leaderboard(runs, bundles, tmp_path):
     data = json.loads(as_json.stdout)  # standard output holds the JSON alone
     scored = api.compare([bundles["a"], bundles["b"]], n_boot=50)
     assert data["schema"] == "crsbench.compare/1" and data["departures"] == [] and data["written"] is None
-    assert [e["encoder"] for e in data["encoders"]] == list(scored.scores.index)
-    assert [e["crs"] for e in data["encoders"]] == pytest.approx(list(scored.scores["crs"]))
-    assert len(data["sources"]) == 2 and data["leading_tier"] == list(scored.leading_tier)
+    assert [e["encoder"] for e in data["encoders"]] == list(scored.point.scores.index)
+    assert [e["crs"] for e in data["encoders"]] == pytest.approx(list(scored.point.scores["crs"]))
+    assert len(data["sources"]) == 2 and data["leading_tier"] == list(scored.tier.members)
     # the published components ride with every score document (docs/crs.md section 2b)
     assert {"definition", "components", "pareto_front", "pareto_pairs", "orders", "disagreements"} <= set(data)
     assert {"p_dominates_reference", "p_front", "balance", "worst_axis"} <= set(data["components"][0])
@@ -307,7 +307,7 @@ def test_leaderboard_tables_filters_and_provenance(bundles, tmp_path):
     keys = [c["key"] for c in overall["columns"]]
     assert keys[:3] == ["rank", "encoder", "family"] and keys.index("crs") < keys.index("interval") < keys.index("tier")
     by_encoder = {row["encoder"]: row for row in overall["rows"]}
-    for encoder, row in scored.scores.iterrows():  # every number is the scored value's, tier and interval in its row
+    for encoder, row in scored.point.scores.iterrows():  # every number is the scored value's, tier and interval in its row
         cells = dict(zip(keys, by_encoder[encoder]["cells"]))
         assert cells["crs"]["sort"] == pytest.approx(row["crs"])
         assert cells["tier"]["text"] == ("yes" if row["in_leading_tier"] else "no")
@@ -336,7 +336,8 @@ def test_the_page_shows_any_column_the_scored_value_adds_and_builds_byte_stable(
 
     cohort = merge([read_bundle(bundles["a"]), read_bundle(bundles["b"])])
     scored = score_cohort(cohort, n_boot=50)
-    extended = replace(scored, scores=scored.scores.assign(new_measure=0.25, new_label="calibration"))
+    extended = replace(scored, point=replace(scored.point, scores=scored.point.scores.assign(
+        new_measure=0.25, new_label="calibration")))
     values = context(extended, cohort)
     keys = [c["key"] for c in values["components"]["columns"]]
     cells = dict(zip(keys, values["components"]["rows"][0]["cells"]))
@@ -360,7 +361,7 @@ def test_a_cohort_is_scored_by_the_same_two_halves_as_a_results_folder(bundles):
     assert cohort_inputs(cohort, n_boot=60).key != inputs.key
     assert inputs.with_settings(n_boot=60).key == cohort_inputs(cohort, n_boot=60).key
     halves, whole = score_inputs(inputs), score_cohort(cohort, n_boot=50)
-    pd.testing.assert_frame_equal(halves.scores, whole.scores, check_exact=True)
+    pd.testing.assert_frame_equal(halves.point.scores, whole.point.scores, check_exact=True)
     assert whole.inputs_key == inputs.key
 
 
@@ -368,10 +369,10 @@ def test_the_pair_table_is_the_bootstrap_s_own_pairwise_statistics(bundles):
     """P(e > f) of the CRS across tasks is the pairwise probability the scoring reports; each pair is
     antisymmetric: e - f = -(f - e), its interval mirrored, P(e > f) + P(f > e) = 1 less the ties."""
     scored = score_cohort(merge([read_bundle(bundles["a"]), read_bundle(bundles["b"])]), n_boot=200)
-    pairs = scored.pair_intervals.set_index(["scope", "axis", "encoder", "versus"])
+    pairs = scored.intervals.pair_intervals.set_index(["scope", "axis", "encoder", "versus"])
     crs = pairs.xs(("overall", "crs"), level=("scope", "axis"))
     for (e, f), row in crs.iterrows():
-        assert row["p_greater"] == pytest.approx(scored.pairwise.loc[e, f], abs=1e-12)
+        assert row["p_greater"] == pytest.approx(scored.tier.pairwise.loc[e, f], abs=1e-12)
     for (scope, axis, e, f), row in pairs.iterrows():
         mirror = pairs.loc[(scope, axis, f, e)]
         assert row["diff"] == pytest.approx(-mirror["diff"], abs=1e-12)
@@ -399,7 +400,7 @@ def test_vectors_streamed_in_row_groups_and_memory_mapped_read_and_score_the_sam
         np.testing.assert_array_equal(mapped.probabilities[digest], array)
     one = score_cohort(merge([whole, read_bundle(bundles["b"])]), n_boot=50)
     two = score_cohort(merge([mapped, read_bundle(bundles["b"], limits=Limits(memory_bytes=0))]), n_boot=50)
-    pd.testing.assert_frame_equal(one.scores, two.scores, check_exact=True)
+    pd.testing.assert_frame_equal(one.point.scores, two.point.scores, check_exact=True)
     assert read_bundle(bundles["a"], keep_predictions=False).probabilities == {}
 
 

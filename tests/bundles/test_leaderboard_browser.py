@@ -78,7 +78,7 @@ def test_sorting_keeps_tier_and_interval_beside_their_values(site, browser):
         _click_header(page, "overall", "crs")
         rows = page.evaluate(ROWS)
         crs = [float(cells[8 - 1]) for _, _, cells in rows]  # rank, encoder, family, four axes, CRS
-        assert crs == sorted(crs, reverse=True) and len(rows) == len(report.scores)
+        assert crs == sorted(crs, reverse=True) and len(rows) == len(report.point.scores)
         assert all(cells == before[encoder] for encoder, _, cells in rows)  # whole rows move
         _click_header(page, "overall", "crs")
         ascending = [float(cells[7]) for _, _, cells in page.evaluate(ROWS)]
@@ -141,7 +141,7 @@ def test_a_fragment_link_opens_its_view(site, browser):
 def test_the_comparison_shows_the_paired_differences_of_the_scored_value(site, browser):
     page_path, report = site
     e, f = "colour-texture", HOSTILE
-    pairs = report.pair_intervals.set_index(["scope", "axis", "encoder", "versus"])
+    pairs = report.intervals.pair_intervals.set_index(["scope", "axis", "encoder", "versus"])
     from urllib.parse import urlencode
 
     with live_page(page_path, browser=browser, fragment="#" + urlencode({"view": "compare", "e": e, "f": f})) as page:
@@ -156,7 +156,7 @@ def test_the_comparison_shows_the_paired_differences_of_the_scored_value(site, b
             assert cells[3] == f"[{expected['diff_low']:.{digits}f}, {expected['diff_high']:.{digits}f}]"
             assert cells[4] == f"{expected['p_greater']:.2f}"
         crs = next(cells for scope, axis, cells in rows if scope == "overall" and axis == "crs")
-        assert crs[4] == f"{report.pairwise.loc[e, f]:.2f}"  # the scored value's own P(e > f)
+        assert crs[4] == f"{report.tier.pairwise.loc[e, f]:.2f}"  # the scored value's own P(e > f)
         _choose(page, "cmp-f", e)
         assert page.evaluate("document.getElementById('cmp-body').textContent") == "choose two different encoders"
 

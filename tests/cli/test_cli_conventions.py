@@ -104,14 +104,14 @@ def test_score_json_holds_the_values_of_the_tables(results):
     data = json.loads(result.stdout)  # standard output holds the JSON alone
     assert data["schema"] == "crsbench.score/1" and data["reference"] == "colour-texture"
     scored = api.score(results, n_boot=200)
-    assert [e["encoder"] for e in data["encoders"]] == list(scored.scores.index)
+    assert [e["encoder"] for e in data["encoders"]] == list(scored.point.scores.index)
     for entry in data["encoders"]:
-        row = scored.scores.loc[entry["encoder"]]
+        row = scored.point.scores.loc[entry["encoder"]]
         for key in ("discrimination", "calibration", "label_efficiency", "robustness", "ece", "skill", "crs",
                     "p_rank1", "auroc_rank", "crs_rank"):
             assert entry[key] == pytest.approx(float(row[key])), key
         assert entry["in_leading_tier"] == bool(row["in_leading_tier"])
-    assert data["leading_tier"] == list(scored.leading_tier)
+    assert data["leading_tier"] == list(scored.tier.members)
     assert [t["task"] for t in data["tasks"]] == ["derm"] and data["tasks"][0]["encoders"][0]["crs"] is not None
     assert data["encoders"][0]["ci_low"] is None or data["encoders"][0]["reference"] is False
     reference = next(e for e in data["encoders"] if e["reference"])

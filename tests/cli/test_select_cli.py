@@ -139,8 +139,8 @@ def test_a_rerun_on_a_warm_cache_plans_no_encoding_and_gets_the_same_results(tmp
     assert parse_duration(encoding(cold)) > 0 and encoding(warm) == "0s"
     assert "0 encoder batches run" in warm and warm.count("perturbed not timed: all cached") == 2
     assert protocol(cold) == protocol(warm)
-    pd.testing.assert_frame_equal(api.score(tmp_path / "cold", n_boot=0).scores,
-                                  api.score(tmp_path / "warm", n_boot=0).scores)
+    pd.testing.assert_frame_equal(api.score(tmp_path / "cold", n_boot=0).point.scores,
+                                  api.score(tmp_path / "warm", n_boot=0).point.scores)
 
     # one clean split and one perturbed test set of one encoder gone: counted as missing, and that
     # encoder's perturbed cost is timed again since the plan needs it
@@ -177,7 +177,7 @@ def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatc
     assert (out / "report" / "report.html").is_file() and (out / "suite.yaml").is_file()
     from crsbench import api
 
-    scores = api.score(out, n_boot=0).scores
+    scores = api.score(out, n_boot=0).point.scores
     axes = ["discrimination", "calibration", "label_efficiency", "robustness"]
     planted_name, rivals = "_planted_encoders:sharp", ["_planted_encoders:blurred_a", "_planted_encoders:blurred_b"]
     for axis in axes:  # built to be better on every axis, and it is
@@ -228,7 +228,7 @@ def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_
     selection = api.select(request, say=lambda line, style=None: said.append(line))
     assert selection.prepared.plan is not None and selection.prepared.reference == "raw-pixels@input_size=16"
     assert selection.summary.written > 0 and selection.report_html.is_file()
-    assert set(selection.scored.leading_tier) <= {"raw-pixels@input_size=16", "colour-texture"}
+    assert set(selection.scored.tier.members) <= {"raw-pixels@input_size=16", "colour-texture"}
     assert selection.advice and any(line.startswith("plan: ") for line in said)
     assert selection.timing.startswith("select finished in")
     # every test class has fewer than the minimum of cases: named as the labels name them, not by index
@@ -238,8 +238,8 @@ def test_select_is_a_library_call_returning_each_step_and_the_command_shows_the_
     assert (tmp_path / "lib" / "report" / "figures" / "score_cost.png").is_file()
     # the classes keep their names when the results are scored again on their own, from the written suite
     rescored = api.score(tmp_path / "lib", n_boot=0)
-    assert set(rescored.class_counts["name"]) == {"melanoma", "nevus"}
-    assert set(selection.scored.class_counts["name"]) == {"melanoma", "nevus"}
+    assert set(rescored.evidence.class_counts["name"]) == {"melanoma", "nevus"}
+    assert set(selection.scored.evidence.class_counts["name"]) == {"melanoma", "nevus"}
     counts = counting_loads(monkeypatch)
     again = api.select(request, say=lambda line, style=None: None)  # the same arguments: resumed, nothing rerun
     assert counts == {"load_records": 1, "load_predictions": 1}  # scores, advice and report read them once

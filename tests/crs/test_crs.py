@@ -389,9 +389,9 @@ def test_each_encoder_as_reference_gives_the_same_top_encoder_on_demo_quick(quic
     tops, orders = set(), set()
     for reference in (e.label for e in suite.encoders):
         report = api.score(quick_demo_results, reference=reference, n_boot=0, n_weight_draws=0)
-        tops.add(report.scores.index[0])
-        orders.add(tuple(report.scores.index))
-        for task, rows in report.scores_by_task.groupby("task"):
+        tops.add(report.point.scores.index[0])
+        orders.add(tuple(report.point.scores.index))
+        for task, rows in report.point.scores_by_task.groupby("task"):
             orders.add((task, *rows["encoder"]))
     assert len(tops) == 1
     # the whole order, overall and per task, is the same under every reference

@@ -40,3 +40,30 @@ def test_built_in_suites_mark_the_floor_baselines():
 
     for name in ("demo", "demo-quick", "crs-bench"):
         assert set(open_suite(name).baselines) == {"raw-pixels", "colour-texture"}, name
+
+
+# every key a suite's crs: block could hold before the definition and the statistics settings were apart
+OLD_KEYS = {
+    "anchors": {"calibration": 0.1}, "scales": {"discrimination": 0.4}, "delta": 0.06, "margin": 0.03,
+    "axis_weights": {"robustness": 2.0}, "n_boot": 123, "seed": 7, "level": 0.9, "interval": "expanded",
+    "n_weight_draws": 11, "weight_concentration": 2.0, "resample": "seeds", "target": "fitted-probes",
+    "bootstrap_engine": "reference", "definition": "components", "component_weights": {"worst": 2.0},
+    "tolerance": 0.03, "balance_tau": 0.2,
+}
+
+
+def test_an_old_crs_block_validates_unchanged_and_splits_into_its_two_halves():
+    from crsbench.crs.definition import CRSDefinition
+    from crsbench.crs.statistics_settings import StatisticsSettings
+
+    config = parse_suite({**BASE, "crs": OLD_KEYS}).crs_config()
+    assert config.model_dump(exclude_unset=True) == OLD_KEYS
+    definition, statistics = config.score_definition, config.statistics
+    assert set(CRSDefinition.model_fields).isdisjoint(StatisticsSettings.model_fields)
+    assert set(CRSDefinition.model_fields) | set(StatisticsSettings.model_fields) == set(OLD_KEYS)
+    assert definition.model_dump() == {k: v for k, v in config.model_dump().items() if k in CRSDefinition.model_fields}
+    assert (statistics.n_boot, statistics.interval, statistics.bootstrap_engine) == (123, "expanded", "reference")
+    axes = ["discrimination", "calibration", "robustness"]
+    assert definition.chain(axes).axis_weights.tolist() == config.chain(axes).axis_weights.tolist()
+    with pytest.raises(ValueError):
+        CRSDefinition(n_boot=10)  # what the score is holds nothing of how it is estimated

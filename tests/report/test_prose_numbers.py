@@ -53,7 +53,7 @@ def fields(report, evidence: advice.Evidence, worst) -> list[float]:
     values += _numbers_of(advice.separation_table(report, evidence))
     values += [float(report.settings.get("level", 0.95)), float(evidence.n_test), float(evidence.n_seeds)]
     values += [1000 * s for s in (evidence.seconds_per_image or {}).values()]
-    scopes = [report.scores] + [report.scores_by_task[report.scores_by_task["task"] == t].set_index("encoder")
+    scopes = [report.point.scores] + [report.point.scores_by_task[report.point.scores_by_task["task"] == t].set_index("encoder")
                                 for t in report.settings.get("tasks", [])]
     for scope in scopes:
         names = list(scope.index)
@@ -64,7 +64,7 @@ def fields(report, evidence: advice.Evidence, worst) -> list[float]:
                     values += list(parts.to_numpy(dtype=float)) + [float(parts.sum())]
     for w in worst.values():
         values += [w.clean, w.perturbed, w.share_above_chance_lost]
-    values += _numbers_in(getattr(report, "gap_variance", {}))  # the leading gap's sources (summary.json)
+    values += _numbers_in(report.intervals.gap_variance)  # the leading gap's sources (summary.json)
     return values + [float(c) for c in CONSTANTS]
 
 
@@ -150,12 +150,12 @@ def _prose(report, records, evidence):
 def test_every_number_in_the_advice_and_the_summary_is_a_field(scored):
     name, report, records, evidence = scored
     said, summary, worst = _prose(report, records, evidence)
-    names = [str(e) for e in report.scores.index] + [str(t) for t in report.settings["tasks"]]
+    names = [str(e) for e in report.point.scores.index] + [str(t) for t in report.settings["tasks"]]
     names += sorted(set(records["condition"].astype(str)))
     candidates = fields(report, evidence, worst)
     assert unbacked(said + summary, names, candidates) == []
     # the check can fail: a number no field holds is caught
-    assert unbacked([f"{report.scores.index[0]} has CRS 987.65."], names, candidates)
+    assert unbacked([f"{report.point.scores.index[0]} has CRS 987.65."], names, candidates)
 
 
 def test_each_cohort_says_its_planted_answer(scored):
@@ -163,21 +163,21 @@ def test_each_cohort_says_its_planted_answer(scored):
     said, summary, _ = _prose(report, records, evidence)
     text, page = " ".join(said), " ".join(summary)
     if name == "clear":
-        assert report.leading_tier == ("strong-2",)
+        assert report.tier.members == ("strong-2",)
         assert text.startswith("Recommendation: strong-2, alone in the leading tier")
         assert "rests on too little" not in text
     if name == "floor":
-        assert "pixels" in report.leading_tier
+        assert "pixels" in report.tier.members
         assert "training-free floor baseline" in text and "training-free floor baseline" in page
     if name == "small":
         assert "class 2 has" in text and "fewer than the minimum of 10" in text
         assert "Small classes" in page
     if name == "shift-only":
-        row = report.axis_evidence.set_index("axis").loc["robustness"]
+        row = report.evidence.axis_evidence.set_index("axis").loc["robustness"]
         assert bool(row["thin"]) and row["n_perturbations"] == 0 and row["n_shift"] == 40
         assert "The robustness axis rests on too little" in text
         # never quoted as a strength among the choice's axes: named apart, with what it is on this cohort
-        why = next(s for s in said if s.startswith(f"{report.scores.index[0]}:"))
+        why = next(s for s in said if s.startswith(f"{report.point.scores.index[0]}:"))
         assert "no perturbation was run), resting on too little" in why
         assert "the shift set has 40 case(s), fewer than the minimum of 50" in text
         assert "class 1 has 2 shift case(s)" in text

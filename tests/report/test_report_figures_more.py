@@ -5,6 +5,7 @@ names are never cut."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -31,10 +32,10 @@ def test_the_forest_shows_paired_differences_to_the_reference(cohort):
     report, _, _ = cohort
     table = figures_more.forest_table(report)
     crs = table[table["axis"] == "crs"].set_index("encoder")
-    assert np.allclose(crs["value"], report.scores.loc[crs.index, "crs"])
+    assert np.allclose(crs["value"], report.point.scores.loc[crs.index, "crs"])
     auroc = table[table["axis"] == "discrimination"].set_index("encoder")
-    reference = report.scores.loc[report.reference, "discrimination"]
-    assert np.allclose(auroc["value"], report.scores.loc[auroc.index, "discrimination"] - reference)
+    reference = report.point.scores.loc[report.reference, "discrimination"]
+    assert np.allclose(auroc["value"], report.point.scores.loc[auroc.index, "discrimination"] - reference)
     others = auroc.drop(report.reference)
     assert (others["ci_low"] <= others["value"]).all() and (others["value"] <= others["ci_high"]).all()
     # the reference against itself on the same draws: zero in every draw (an unpaired interval would not be)
@@ -44,7 +45,7 @@ def test_the_forest_shows_paired_differences_to_the_reference(cohort):
 def test_the_task_heatmap_is_the_per_task_crs(cohort):
     report, _, _ = cohort
     matrix = figures_more.task_matrix(report)
-    for row in report.scores_by_task.itertuples():
+    for row in report.point.scores_by_task.itertuples():
         assert matrix.loc[row.encoder, row.task] == pytest.approx(row.crs)
 
 
@@ -84,7 +85,7 @@ def test_the_metrics_table_gives_case_level_intervals_not_a_zero_seed_spread(coh
     table = tables.metrics_table(records, report)
     text = " ".join(" ".join(r) for r in table.rows)
     assert "\u00b1 0.000" not in text
-    row = report.axis_intervals
+    row = report.intervals.axis_intervals
     hit = row[(row["scope"] == "derm") & (row["encoder"] == DESIGN.encoders[0].name) & (row["axis"] == "discrimination")]
     assert f"[{hit['ci_low'].iloc[0]:.3f}, {hit['ci_high'].iloc[0]:.3f}]" in text
     assert "case-level interval" in table.caption
@@ -146,10 +147,9 @@ def test_classes_are_named_where_their_names_are_known(cohort):
     other = named[named["task"] != "derm"]
     assert (other["name"] == [f"class {k}" for k in other["class"]]).all()
 
-    class Report:  # the two fields the table reads, with names
+    class Report:  # the fields the table reads, with names
         settings = cohort[0].settings
-        class_counts = named
-        axis_evidence = cohort[0].axis_evidence
+        evidence = SimpleNamespace(class_counts=named, axis_evidence=cohort[0].evidence.axis_evidence)
 
     row = [r for r in tables.dataset_table(Report).rows if r[0] == "derm"][0]
     assert row[4].startswith("nevus: ") and "other_lesion: " in row[4]
@@ -164,8 +164,8 @@ def test_the_small_class_sentence_names_the_class_the_counts_table_names():
 
     counts = pd.DataFrame({"task": ["t", "t", "t"], "set": ["test", "test", "shift:site-b"], "class": [0, 1, 1],
                            "name": ["covid19", "no_finding", "no_finding"], "cases": [86, 4, 2]})
-    text = " ".join(small_class_sentences(SimpleNamespace(class_counts=counts)))
+    text = " ".join(small_class_sentences(SimpleNamespace(evidence=SimpleNamespace(class_counts=counts))))
     assert "no_finding has 4 case(s) in the test set; no_finding has 2 case(s) in the shift set site-b" in text
     assert "class 1" not in text and "covid19" not in text
-    given = " ".join(small_class_sentences(SimpleNamespace(class_counts=counts), ("a", "b")))
+    given = " ".join(small_class_sentences(SimpleNamespace(evidence=SimpleNamespace(class_counts=counts)), ("a", "b")))
     assert "b has 4 case(s)" in given  # names passed in win over the table's

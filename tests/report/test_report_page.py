@@ -161,7 +161,7 @@ def test_a_floor_baseline_first_on_a_task_is_said_plainly(written):
 
     folder, _ = written
     scored = api.score(folder, n_boot=0, n_weight_draws=0)
-    rows = scored.scores_by_task
+    rows = scored.point.scores_by_task
     task = rows["task"].iloc[0]
     first = rows[rows["task"] == task].sort_values("crs", ascending=False)["encoder"].iloc[0]
     as_baseline = dataclasses.replace(scored, baselines=(first,))

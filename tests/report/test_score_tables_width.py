@@ -28,7 +28,7 @@ def _render(table, width: int) -> tuple[str, str]:
 
 
 def _cells(report, column: str, digits: int) -> list[str]:
-    return [f"{v:.{digits}f}" for v in report.scores[column]]
+    return [f"{v:.{digits}f}" for v in report.point.scores[column]]
 
 
 @pytest.mark.parametrize("width, layouts", [(80, {"blocks"}), (160, {"wide", "stacked"}), (240, {"wide"})])

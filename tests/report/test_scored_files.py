@@ -33,6 +33,9 @@ def _same(a, b):
         left, right = getattr(a, field.name), getattr(b, field.name)
         if isinstance(left, pd.DataFrame):
             pd.testing.assert_frame_equal(left, right, check_exact=True)
+        elif dataclasses.is_dataclass(left) and field.name != "settings":  # a part of the report: field by field
+            assert type(left) is type(right), field.name
+            _same(left, right)
         else:
             assert left == right, field.name
 
@@ -62,9 +65,9 @@ def test_other_inputs_a_tampered_table_or_a_foreign_schema_are_not_read(results,
 
     edited = tmp_path / "edited"
     shutil.copytree(tmp_path / FOLDER, edited / FOLDER)
-    table = pd.read_parquet(edited / FOLDER / "scores.parquet")
+    table = pd.read_parquet(edited / FOLDER / "point.scores.parquet")
     table.iloc[0, table.columns.get_loc("crs")] += 1.0
-    table.to_parquet(edited / FOLDER / "scores.parquet", index=True)
+    table.to_parquet(edited / FOLDER / "point.scores.parquet", index=True)
     assert read_scored(edited, fresh.inputs_key) is None
 
     foreign = tmp_path / "foreign"
@@ -75,6 +78,27 @@ def test_other_inputs_a_tampered_table_or_a_foreign_schema_are_not_read(results,
         assert read_scored(foreign, fresh.inputs_key) is None
     (foreign / FOLDER / VALUE_FILE).write_text("not json")
     assert read_scored(foreign, fresh.inputs_key) is None
+
+
+def test_a_value_of_the_older_schema_is_recomputed_with_a_note_never_misread(results, tmp_path):
+    """A value stored as crsbench.scored/1 (one flat table set) with the very inputs key: not read, rescored,
+    and the new value says so; once stored again it is read as usual."""
+    fresh = api.score(results, n_boot=30, n_weight_draws=0)
+    folder = tmp_path / "older"
+    shutil.copytree(results, folder)
+    write_scored(fresh, folder)
+    document = json.loads((folder / FOLDER / VALUE_FILE).read_text())
+    older = {"schema": "crsbench.scored/1", "inputs_key": document["inputs_key"], "tables": {},
+             "fields": {**document["fields"], "leading_tier": document["parts"]["tier"]["members"]}}
+    (folder / FOLDER / VALUE_FILE).write_text(json.dumps(older))
+    assert read_scored(folder, fresh.inputs_key) is None
+    value, reused = api.scored_or_score(folder, n_boot=30, n_weight_draws=0)
+    assert not reused
+    assert value.notes[0].startswith("the stored score value is of an older format (crsbench.scored/1, now "
+                                     "crsbench.scored/2): recomputed")
+    _same(dataclasses.replace(value, notes=value.notes[1:]), dataclasses.replace(fresh, notes=fresh.notes))
+    again, reused = api.scored_or_score(folder, n_boot=30, n_weight_draws=0)
+    assert reused and again.notes == value.notes  # the value as it was computed, note and all
 
 
 def test_a_report_of_results_it_cannot_write_to_is_still_written(results, tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ def test_scoring_validates_the_records_once(frame, monkeypatch):
     original = schema.normalise_keys
     monkeypatch.setattr(schema, "normalise_keys", lambda records: calls.append(len(records)) or original(records))
     report = score_records(frame, reference="a", config=CRSConfig(n_boot=50))
-    assert calls == [len(frame)] and len(report.scores) == 3
+    assert calls == [len(frame)] and len(report.point.scores) == 3
     calls.clear()
     score_records(Records.of(frame), reference="a", config=CRSConfig(n_boot=50))
     assert calls == [len(frame)]  # in Records.of, not again inside
@@ -30,7 +30,7 @@ def test_a_records_value_scores_as_its_frame_does(frame):
     config = CRSConfig(n_boot=50)
     by_value = score_records(Records.of(frame), reference="a", config=config)
     by_frame = score_records(frame, reference="a", config=config)
-    pd.testing.assert_frame_equal(by_value.scores, by_frame.scores)
+    pd.testing.assert_frame_equal(by_value.point.scores, by_frame.point.scores)
 
 
 def test_the_value_carries_the_seed_aggregation_and_subsets(frame):

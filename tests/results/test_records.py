@@ -130,7 +130,7 @@ def test_results_score_and_api_share_one_aggregation(tmp_path):
     from crsbench.scoring.score import score_records
 
     report = score_records(api.records(tmp_path), "enc", api.CRSConfig(n_boot=0, n_weight_draws=0))
-    pd.testing.assert_frame_equal(report.seed_summary, api.aggregate(tmp_path))
+    pd.testing.assert_frame_equal(report.point.seed_summary, api.aggregate(tmp_path))
     assert api.summary_table(tmp_path)["auroc_mean"].tolist() == pytest.approx([0.8, 0.7])
 
 

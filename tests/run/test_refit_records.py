@@ -57,20 +57,20 @@ def test_the_run_stores_refits_resumably_and_the_score_includes_them(refit_run):
     assert rows == [(0, 2 * (3 * 2 + 3)), (1, 4), (2, 4), (3, 4)]  # 2 encoders x (clean + jpeg) per refit
     assert linked == 0  # the spread reads the refits' metrics: no prediction files
     scored = api.score(out, n_boot=200, n_weight_draws=0)
-    assert "3 paired refits" in scored.interval_label
-    assert "expected over training samples" in scored.interval_target
+    assert "3 paired refits" in scored.intervals.label
+    assert "expected over training samples" in scored.intervals.target
     narrow = api.score(out, n_boot=200, n_weight_draws=0, target="fitted-probes")
-    assert "these fitted probes" in narrow.interval_target
-    wide = scored.scores["ci_high"] - scored.scores["ci_low"]
-    assert (wide.dropna() >= (narrow.scores["ci_high"] - narrow.scores["ci_low"]).dropna() - 1e-9).all()
+    assert "these fitted probes" in narrow.intervals.target
+    wide = scored.point.scores["ci_high"] - scored.point.scores["ci_low"]
+    assert (wide.dropna() >= (narrow.point.scores["ci_high"] - narrow.point.scores["ci_low"]).dropna() - 1e-9).all()
 
 
 def test_refits_added_to_a_scored_folder_are_scored_not_the_stored_value_reused(tmp_path):
     api.run(_suite(tmp_path, 0))
     first, _ = api.scored_or_score(tmp_path / "out", n_boot=100, n_weight_draws=0)
-    assert "not included" in first.interval_target
+    assert "not included" in first.intervals.target
     again, reused = api.scored_or_score(tmp_path / "out", n_boot=100, n_weight_draws=0)
     assert reused
     api.run(_suite(tmp_path, 3))  # the same folder: only the refit records are computed
     scored, reused = api.scored_or_score(tmp_path / "out", n_boot=100, n_weight_draws=0)
-    assert not reused and "3 paired refits" in scored.interval_label
+    assert not reused and "3 paired refits" in scored.intervals.label

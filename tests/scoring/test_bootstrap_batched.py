@@ -123,3 +123,15 @@ def test_unknown_engine_is_refused():
     records, stored = simulate(DESIGN, np.random.default_rng(0))
     with pytest.raises(ValueError, match="engine"):
         case_bootstrap(records, stored, compute_axes(records), "a", CRSConfig(n_boot=2), engine="fast")
+
+
+def test_the_settings_name_exactly_the_engines_of_the_table():
+    """The engine names a suite may write are the table's names (and auto): one list of engines."""
+    from typing import get_args
+
+    from crsbench.crs.statistics_settings import StatisticsSettings
+    from crsbench.scoring.case_bootstrap import ENGINES
+    from crsbench.scoring.task_draws import AUROC_ENGINES
+
+    names = set(get_args(StatisticsSettings.model_fields["bootstrap_engine"].annotation))
+    assert names == set(ENGINES) == {"auto", *AUROC_ENGINES}

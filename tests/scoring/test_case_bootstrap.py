@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from crsbench.scoring.axes import AXES, CALIBRATION_NOTE, compute_axes
-from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap, leading_tier
+from crsbench.scoring.bootstrap_summary import leading_tier
+from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap
 from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.score import score_records
 from crsbench.scoring.simulation import Design, EncoderTruth, simulate
@@ -71,13 +72,13 @@ def test_scoring_defaults_to_the_case_bootstrap_and_labels_the_seed_only_option(
     records, stored, _ = cohort
     config = CRSConfig(n_boot=30, n_weight_draws=0)
     cases = score_records(records, "a", config, predictions=stored)
-    assert cases.interval_label == CASE_LABEL and not cases.axis_intervals.empty
-    assert cases.rank_agreement["interval"].iloc[0] == CASE_LABEL
+    assert cases.intervals.label == CASE_LABEL and not cases.intervals.axis_intervals.empty
+    assert cases.agreement.table["interval"].iloc[0] == CASE_LABEL
     seeds = score_records(records, "a", config.model_copy(update={"resample": "seeds"}), predictions=stored)
-    assert seeds.interval_label == SEED_ONLY_LABEL
+    assert seeds.intervals.label == SEED_ONLY_LABEL
     assert any(SEED_ONLY_LABEL in note for note in seeds.notes)
     fallback = score_records(records, "a", config)  # no predictions given
-    assert fallback.interval_label == SEED_ONLY_LABEL
+    assert fallback.intervals.label == SEED_ONLY_LABEL
     assert any("no per-case predictions" in note for note in fallback.notes)
 
 

@@ -46,20 +46,20 @@ def reports(simulated):
 def test_the_chosen_definition_ranks_and_its_draws_are_the_same_function_as_the_point(reports):
     mean, composite = reports["mean_of_skills"], reports["components"]
     axes = list(composite.axes_used)
-    values = composite.axes[axes].to_numpy(dtype=float)
-    ref = list(composite.axes.index).index("a")
+    values = composite.point.axes[axes].to_numpy(dtype=float)
+    ref = list(composite.point.axes.index).index("a")
     for name, report in reports.items():
         expected = crs_batch(values, ref, CRSConfig(definition=name), axes).crs
-        np.testing.assert_allclose(report.scores["crs"].reindex(composite.axes.index), expected, atol=1e-9)
-        assert report.settings.definition == name and report.scores.loc["a", "crs"] == 0.0
+        np.testing.assert_allclose(report.point.scores["crs"].reindex(composite.point.axes.index), expected, atol=1e-9)
+        assert report.settings.definition == name and report.point.scores.loc["a", "crs"] == 0.0
         # interval, P(rank 1), tier, rank agreement and weight sensitivity all exist under either definition
-        assert report.scores["p_rank1"].sum() == pytest.approx(1.0)
-        assert report.leading_tier and len(report.rank_agreement) and len(report.weight_sensitivity)
-        others = report.scores.drop(index="a")
+        assert report.point.scores["p_rank1"].sum() == pytest.approx(1.0)
+        assert report.tier.members and len(report.agreement.table) and len(report.point.weight_sensitivity)
+        others = report.point.scores.drop(index="a")
         assert ((others["ci_low"] <= others["crs"] + 1e-9) & (others["crs"] <= others["ci_high"] + 1e-9)).all()
     # the definitions table is the same whichever ranks
-    pd.testing.assert_frame_equal(mean.definitions, composite.definitions)
-    assert (composite.definitions["crs_components"].reindex(composite.scores.index) == composite.scores["crs"]).all()
+    pd.testing.assert_frame_equal(mean.components.definitions, composite.components.definitions)
+    assert (composite.components.definitions["crs_components"].reindex(composite.point.scores.index) == composite.point.scores["crs"]).all()
 
 
 def test_component_probabilities_are_frequencies_over_the_axis_draws():
@@ -109,7 +109,7 @@ def test_summary_json_and_score_json_carry_the_component_fields(reports, tmp_pat
                     "p_front", "p_worst_calibration"):
             assert key in row
         assert set(data["orders"]) == {"mean_of_skills", "components"}
-        assert data["orders"]["components"] == list(report.scores.index)
+        assert data["orders"]["components"] == list(report.point.scores.index)
     assert (tmp_path / "components.csv").is_file() and (tmp_path / "disagreements.csv").is_file()
     assert summary["settings"]["components"]["tolerance"] == comp.DEFAULT_TOLERANCE
 
@@ -117,9 +117,9 @@ def test_summary_json_and_score_json_carry_the_component_fields(reports, tmp_pat
 def test_the_disagreement_lines_name_every_pair_with_both_probabilities(reports):
     report = reports["components"]
     lines = [str(t) for t in disagreement_lines(report)]
-    if len(report.disagreements):
-        assert f"order {len(report.disagreements)} pair(s) differently" in lines[0]
-        for pair, line in zip(report.disagreements.itertuples(), lines[1:]):
+    if len(report.components.disagreements):
+        assert f"order {len(report.components.disagreements)} pair(s) differently" in lines[0]
+        for pair, line in zip(report.components.disagreements.itertuples(), lines[1:]):
             assert pair.encoder_a in line and pair.encoder_b in line and pair.verdict in line
     else:
         assert lines == ["The two CRS definitions order every pair alike."]
@@ -142,15 +142,15 @@ def test_weight_sensitivity_draws_the_component_weights_under_the_components_def
 
 def test_auroc_against_each_definition_agrees_with_the_ranking_definitions_own_statistics(reports):
     for name, report in reports.items():
-        table = report.rank_agreement_by_definition.set_index("definition")
+        table = report.components.agreement.set_index("definition")
         assert set(table.index) == {"mean_of_skills", "components"}
-        own = report.rank_agreement.iloc[0]
+        own = report.agreement.table.iloc[0]
         for column in ("spearman", "kendall_tau_b", "n_reversed", "mean_abs_rank_displacement", "spearman_low",
                        "n_reversed_high"):
             assert table.loc[name, column] == pytest.approx(own[column])
     # the same numbers whichever definition ranks
-    pd.testing.assert_frame_equal(reports["mean_of_skills"].rank_agreement_by_definition.drop(columns="interval"),
-                                  reports["components"].rank_agreement_by_definition.drop(columns="interval"))
+    pd.testing.assert_frame_equal(reports["mean_of_skills"].components.agreement.drop(columns="interval"),
+                                  reports["components"].components.agreement.drop(columns="interval"))
 
 
 def test_the_case_bootstrap_draws_are_the_chosen_definition_of_the_axis_draws(simulated):

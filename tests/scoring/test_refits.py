@@ -100,14 +100,14 @@ def test_below_three_refits_a_task_gets_no_t_term_and_every_output_says_so(cohor
 def test_every_output_says_what_the_interval_covers(cohort):
     records, stored, _ = cohort
     scored = score_records(records, "a", CONFIG, predictions=stored)
-    assert "expected over training samples" in scored.interval_target
+    assert "expected over training samples" in scored.intervals.target
     summary = scored.summary()
-    assert summary["interval_target"] == scored.interval_target
+    assert summary["interval_target"] == scored.intervals.target
     fitted = summary["fitted_probes"]["by_scope"]["overall"]
     assert set(fitted["intervals"]) == {"a", "b", "c"}
     old = score_records(records[records["refit"] == 0].drop(columns="refit"), "a", CONFIG, predictions=stored)
-    assert "training variability is not included" in old.interval_target
-    assert "refits:" in old.interval_target and "crsbench run" in old.interval_target
+    assert "training variability is not included" in old.intervals.target
+    assert "refits:" in old.intervals.target and "crsbench run" in old.intervals.target
     assert old.summary()["fitted_probes"] is None
 
 
@@ -122,7 +122,7 @@ def test_the_leading_gap_splits_into_test_cases_training_samples_and_seeds(cohor
     from crsbench.scoring.gap_variance import gap_sentence
 
     records, stored, _ = cohort
-    gap = score_records(records, "a", CONFIG, predictions=stored).gap_variance
+    gap = score_records(records, "a", CONFIG, predictions=stored).intervals.gap_variance
     parts = gap["variance"]
     assert all(v >= 0 for v in parts.values()) and parts["training samples"] > 0
     assert sum(gap["share"].values()) == pytest.approx(1.0)
@@ -131,7 +131,7 @@ def test_the_leading_gap_splits_into_test_cases_training_samples_and_seeds(cohor
     assert gap["best"] == max(parts, key=parts.get)
     sentence = gap_sentence(gap)
     assert f"{gap['se']:.2f}" in sentence and "narrow the tier most" in sentence
-    old = score_records(records[records["refit"] == 0], "a", CONFIG, predictions=stored).gap_variance
+    old = score_records(records[records["refit"] == 0], "a", CONFIG, predictions=stored).intervals.gap_variance
     assert old["variance"]["training samples"] is None and "unknown" in gap_sentence(old)
 
 

@@ -7,7 +7,7 @@ import pytest
 from _synthetic_records import make_records
 from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.score import score_records
-from crsbench.scoring.settings import ScoreSettings
+from crsbench.scoring.settings import ScoreContext, ScoreSettings
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +30,8 @@ def test_settings_are_typed_and_agree_with_the_summary(report):
 
 
 def test_a_results_view_is_attached_not_mixed_in(report):
-    viewed = report.settings.with_grid({"partial_view": True, "kept": 3})
+    records = make_records(encoders=("a", "b", "c"), tasks=("derm",), seeds=(0, 1))
+    viewed = score_records(records, reference="a", config=CRSConfig(n_boot=50, level=0.9),
+                           context=ScoreContext(grid={"partial_view": True, "kept": 3})).settings
     assert viewed.partial_view and not report.settings.partial_view
     assert dict(viewed)["grid"] == {"partial_view": True, "kept": 3} and viewed.level == report.settings.level

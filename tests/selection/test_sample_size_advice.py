@@ -27,8 +27,9 @@ REPEATS = 4000
 def _advised() -> pd.Series:
     se = SIGMA / math.sqrt(PILOT)
     table = pd.DataFrame({"diff": [0.0, MU], "se": [0.0, se], "diff_low": [0.0, MU - Q * se]}, index=["top", "rival"])
-    report = SimpleNamespace(leading_tier_table=table, leading_tier=("top", "rival"), settings=SimpleNamespace(level=0.95),
-                             scores=pd.DataFrame({"crs": [MU, 0.0]}, index=["top", "rival"]))
+    report = SimpleNamespace(tier=SimpleNamespace(table=table, members=("top", "rival")),
+                             settings=SimpleNamespace(level=0.95),
+                             point=SimpleNamespace(scores=pd.DataFrame({"crs": [MU, 0.0]}, index=["top", "rival"])))
     return advice.separation_table(report, advice.Evidence(n_test=PILOT, n_seeds=3)).loc["rival"]
 
 

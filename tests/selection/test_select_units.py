@@ -344,7 +344,11 @@ class _Scored:
     """The parts of a ScoreReport the advice reads."""
 
     def __init__(self, scores, tier, table, reference):
-        self.scores, self.leading_tier, self.leading_tier_table, self.reference = scores, tier, table, reference
+        self.reference, self.baselines = reference, ()
+        self.point = SimpleNamespace(scores=scores)
+        self.tier = SimpleNamespace(members=tier, table=table, members_by_task={})
+        self.intervals = SimpleNamespace(gap_variance={}, label=None, target="")
+        self.evidence = SimpleNamespace(axis_evidence=pd.DataFrame(), class_counts=pd.DataFrame())
         self.axes_used = ("discrimination", "calibration", "label_efficiency", "robustness")
         self.settings = SimpleNamespace(
             level=0.95, anchors={"discrimination": 0.5, "calibration": 0.0, "label_efficiency": 0.5, "robustness": 0.5},
@@ -377,7 +381,7 @@ def test_the_robustness_trade_off_names_what_ran(perturbations, shift, words):
                                                                    math.nan)])
     table = pd.DataFrame({"diff": [0.0, 1.2], "se": [0.0, 0.2], "diff_low": [0.0, 0.7]}, index=["X", "Y"])
     scored = _Scored(scores, ("X",), table, "Y")
-    scored.axis_evidence = pd.DataFrame({"task": ["t"], "axis": ["robustness"], "n_perturbations": [perturbations],
+    scored.evidence.axis_evidence = pd.DataFrame({"task": ["t"], "axis": ["robustness"], "n_perturbations": [perturbations],
                                          "n_shift": [shift], "thin": [False], "why": [""]})
     text = " ".join(advice.recommendation(scored, advice.Evidence(200, 3)))
     gap = re.search(r"Y has a higher AUROC \(0\.860 vs 0\.850\) but lower robustness \(0\.700 vs 0\.850 ([^)]*\))", text)
@@ -434,10 +438,7 @@ def test_identical_scores_are_called_alike():
     assert "more than 100 times" in _pair(0.01, 0.5, 2.0)
 
 
-def test_standard_errors_from_a_percentile_interval_of_the_difference():
-    tier = pd.DataFrame({"diff": [0.0, 1.0], "diff_low": [0.0, 1.0 - 1.959964], "diff_high": [0.0, 1.0 + 1.959964]},
-                        index=["X", "Y"])
-    assert advice.standard_errors(tier)["Y"] == pytest.approx(1.0, rel=1e-4)
+def test_standard_errors_are_the_tier_tables_own():
     assert advice.standard_errors(pd.DataFrame({"diff": [0.2], "se": [0.1]}, index=["Y"])) == {"Y": 0.1}
     assert advice.standard_errors(pd.DataFrame()) is None
 

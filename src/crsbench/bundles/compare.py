@@ -15,7 +15,7 @@ records of separately run encoders scores each exactly as one joint run would.
 from __future__ import annotations
 
 from collections import ChainMap
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pandas as pd
@@ -26,7 +26,7 @@ from crsbench.results.predictions import Predictions
 from crsbench.results.records import list_field
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 FIELDS = ("protocol", "solver", "tasks", "classes", "dataset", "split", "seeds", "fractions", "conditions", "crs")
 # departures that leave no common test set to pair cases on: intervals fall back to the seed-only bootstrap
@@ -274,6 +274,7 @@ def cohort_inputs(cohort: Cohort, reference: str | None = None, **settings):
     from crsbench.crs.definition import CRSConfig
     from crsbench.results.record_set import Records
     from crsbench.scoring.inputs import ScoringInputs, inputs_key
+    from crsbench.scoring.settings import ScoreContext
 
     config = CRSConfig(**{**cohort.crs, **settings})
     if not cohort.paired and config.resample == "cases":
@@ -283,7 +284,11 @@ def cohort_inputs(cohort: Cohort, reference: str | None = None, **settings):
     chosen = reference or (cohort.reference if cohort.reference in encoders else None)
     stored = cohort.predictions if config.resample == "cases" else None
     key = inputs_key(records.frame, stored, chosen, tuple(cohort.baselines), {}, config, records.refits)
-    return ScoringInputs(records, stored, chosen, tuple(cohort.baselines), {}, config, key)
+    sources = [{"source": b.source, "bundle_id": b.bundle_id, "records": int(len(b.records)),
+                "encoders": sorted(b.records["encoder"].astype(str).unique())} for b in cohort.sources]
+    context = ScoreContext(lead_notes=(*cohort.departures, *cohort.notes), departures=tuple(cohort.departures),
+                           sources=tuple(sources))
+    return ScoringInputs(records, stored, chosen, tuple(cohort.baselines), {}, config, key, context=context)
 
 
 def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
@@ -291,26 +296,13 @@ def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
     in settings.departures, and the sources in settings.sources."""
     from crsbench.scoring.inputs import score_inputs
 
-    report = score_inputs(cohort_inputs(cohort, reference, **settings))
-    sources = [{"source": b.source, "bundle_id": b.bundle_id, "records": int(len(b.records)),
-                "encoders": sorted(b.records["encoder"].astype(str).unique())} for b in cohort.sources]
-    report = replace(report, notes=tuple(cohort.departures) + tuple(cohort.notes) + tuple(report.notes),
-                     settings=report.settings.with_sources(cohort.departures, sources))
-    return with_departure_column(report, cohort.departures)
+    return with_departure_column(score_inputs(cohort_inputs(cohort, reference, **settings)), cohort.departures)
 
 
 def with_departure_column(report: ScoreReport, departures: Sequence[str]):
     """Every table with a `departures` column when the comparison departed from like for like, so that no
     score file read alone hides it (as the `view` column marks a partial view)."""
-    if not departures:
-        return report
-    text = "; ".join(departures)
-    changed = {}
-    for name in report.__dataclass_fields__:
-        value = getattr(report, name)
-        if isinstance(value, pd.DataFrame) and len(value.columns):
-            changed[name] = value.assign(departures=text)
-    return replace(report, **changed)
+    return report.with_column("departures", "; ".join(departures)) if departures else report
 
 
 __all__ = ["FIELDS", "Cohort", "NotComparable", "cohort_inputs", "comparable", "merge", "score_cohort", "difference"]

@@ -31,7 +31,7 @@ from crsbench.report.documents import json_ready
 from crsbench.report.terminal import AXIS_HEADERS
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 UNKNOWN = "unknown"
 
@@ -95,7 +95,7 @@ def _modalities(cohort: Cohort, tasks: list[str]) -> dict[str, str]:
 
 
 def _by_task(report: ScoreReport, task: str):
-    return report.scores_by_task[report.scores_by_task["task"] == task].set_index("encoder")
+    return report.point.scores_by_task[report.point.scores_by_task["task"] == task].set_index("encoder")
 
 
 def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()) -> dict:
@@ -105,7 +105,7 @@ def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()
     from crsbench.bundles.leaderboard_plots import plots
 
     facts = _facts(cohort)
-    encoders = [str(e) for e in report.scores.index]
+    encoders = [str(e) for e in report.point.scores.index]
     tasks = [str(t) for t in report.settings.tasks]
     modality = _modalities(cohort, tasks)
     axes = [a for a in AXES if a in report.axes_used]
@@ -118,7 +118,7 @@ def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()
     return {
         "title": "CRS-Bench leaderboard",
         "level": f"{level:.0%}",
-        "overall": tables.score_table(report.scores, "Across tasks", facts),
+        "overall": tables.score_table(report.point.scores, "Across tasks", facts),
         "task_tables": task_tables, "axis_tables": axis_tables,
         "components": tables.components_table(report, facts),
         "plots": plots(report, cohort),
@@ -126,9 +126,9 @@ def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()
                     "axis": [{"value": a, "label": AXIS_HEADERS[a]} for a in axes], "family": families},
         "encoders": encoders,
         "pairs": tables.pair_data(report),
-        "paired": not report.pair_intervals.empty,
+        "paired": not report.intervals.pair_intervals.empty,
         "axis_labels": {**{a: AXIS_HEADERS[a] for a in axes}, "crs": "CRS"},
-        "reference": report.reference, "interval": report.interval_label or "no bootstrap",
+        "reference": report.reference, "interval": report.intervals.label or "no bootstrap",
         "target": target_line(report),
         "n_boot": report.settings.n_boot,
         "departures": list(report.settings.departures),

@@ -14,7 +14,7 @@ import matplotlib
 from crsbench.bundles.compare import Cohort
 
 if TYPE_CHECKING:
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 PLOTS = (
     ("auroc-vs-crs", "AUROC against CRS", "auroc_vs_crs",

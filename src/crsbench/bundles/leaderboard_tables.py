@@ -20,7 +20,7 @@ from crsbench.report.terminal import AXIS_HEADERS, fmt
 from crsbench.scoring.axes import AXES
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 # what each axis is made from, the raw metric a reader checks it against (those the table holds)
 RAW_METRICS: dict[str, tuple[str, ...]] = {
@@ -122,14 +122,14 @@ def score_table(frame: pd.DataFrame, caption: str, facts: dict, keep: Iterable[s
 
 def axis_table(report: ScoreReport, axis: str, scope: str, facts: dict) -> dict:
     """One axis in one scope: its value with the case-bootstrap interval, and the raw metrics behind it."""
-    table = report.scores if scope == "overall" else \
-        report.scores_by_task[report.scores_by_task["task"] == scope].set_index("encoder")
-    if scope != "overall" and not report.axes_by_task.empty:
-        raw = report.axes_by_task[report.axes_by_task["task"] == scope].set_index("encoder")
+    table = report.point.scores if scope == "overall" else \
+        report.point.scores_by_task[report.point.scores_by_task["task"] == scope].set_index("encoder")
+    if scope != "overall" and not report.point.axes_by_task.empty:
+        raw = report.point.axes_by_task[report.point.axes_by_task["task"] == scope].set_index("encoder")
     else:
-        raw = report.axes
+        raw = report.point.axes
     metrics = [m for m in RAW_METRICS.get(axis, ()) if m in raw.columns and m != axis]
-    intervals = report.axis_intervals
+    intervals = report.intervals.axis_intervals
     if not intervals.empty:
         intervals = intervals[(intervals["scope"] == scope) & (intervals["axis"] == axis)].set_index("encoder")
     columns = [{"key": "encoder", "label": "encoder", "kind": "text", "axis": ""},
@@ -158,9 +158,9 @@ def axis_table(report: ScoreReport, axis: str, scope: str, facts: dict) -> dict:
 def components_table(report: ScoreReport, facts: dict) -> dict | None:
     """The columns of the across-task scores that are not the axes, CRS or the known metrics: the CRS
     components where the scored value holds them; None where it holds none."""
-    frame = report.scores
-    if report.components is not None and len(report.components):  # the components' own table, by encoder
-        frame = frame.join(report.components.drop(columns=[c for c in report.components.columns if c in frame.columns]))
+    frame = report.point.scores
+    if report.components.components is not None and len(report.components.components):  # the components' own table, by encoder
+        frame = frame.join(report.components.components.drop(columns=[c for c in report.components.components.columns if c in frame.columns]))
     extra = extra_columns(frame)
     if not extra:
         return None
@@ -183,13 +183,13 @@ def pair_data(report: ScoreReport) -> list[list]:
     P(e > f)], from the case bootstrap's pair table; where there is none (the seed-only bootstrap), the
     CRS across tasks from the pairwise probabilities alone, without an interval."""
     out = []
-    pairs = report.pair_intervals
+    pairs = report.intervals.pair_intervals
     if pairs is not None and not pairs.empty:
         for row in pairs.itertuples(index=False):
             out.append([str(row.scope), str(row.axis), str(row.encoder), str(row.versus), _number(row.diff),
                         _number(row.diff_low), _number(row.diff_high), _number(row.p_greater)])
         return out
-    pairwise, crs = report.pairwise, report.scores["crs"]
+    pairwise, crs = report.tier.pairwise, report.point.scores["crs"]
     if pairwise is None or pairwise.empty:
         return out
     for e in pairwise.index:

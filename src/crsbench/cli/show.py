@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from crsbench.cli.console import Output
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 
 def show_scores(out: Output, scored: ScoreReport) -> None:
@@ -31,7 +31,7 @@ def show_components(out: Output, scored: ScoreReport) -> None:
     from crsbench.report.components_view import (agreement_lines, components_caption, components_table,
                                                  disagreement_lines, orders_table)
 
-    if not len(scored.components):
+    if not len(scored.components.components):
         return
     out.show(components_table(scored))
     out.show(Text(components_caption(scored)))

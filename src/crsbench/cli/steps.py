@@ -11,7 +11,7 @@ from crsbench.cli.console import Output
 from crsbench.cli.show import show_scores
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 
 def run_and_render(out: Output, suite, cache_dir: Optional[Path], wait_s: float = 0.0) -> None:

@@ -26,25 +26,22 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Literal, Optional, Self
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crsbench.crs import components as comp
+from crsbench.crs.statistics_settings import StatisticsSettings
 
 COMPONENTS: tuple[str, ...] = ("skill",)
 SKILL_POINTS = 100.0  # the CRS in skill points: 1 point = 0.01 of the span from no value to perfect
 DEFAULT_DELTA = 0.05
 DEFAULT_MARGIN = 0.02  # AUROC: the sample-size answer's tolerance
-DEFAULT_N_BOOT = 10_000
-DEFAULT_LEVEL = 0.95
-INTERVAL_METHODS: tuple[str, ...] = ("percentile", "expanded")
 # which function of the skills ranks (docs/crs.md section 2): the weighted mean, or the published components
 DEFINITIONS: tuple[str, ...] = ("mean_of_skills", "components")
 DEFAULT_DEFINITION = "mean_of_skills"
-DEFAULT_INTERVAL = "expanded"
 
 # The "no value" level of each axis and its span to a perfect value (docs/crs.md, section 2).
 DEFAULT_ANCHORS: dict[str, float] = {
@@ -68,15 +65,16 @@ def _check_axis_numbers(values: Optional[dict[str, float]], what: str, positive:
     return values
 
 
-class CRSConfig(BaseModel):
-    """Every setting of the CRS and its statistics, validated once, taken whole by every scoring function.
+class CRSDefinition(BaseModel):
+    """What the score is, validated once: the axes' constants, their weights, which CRS ranks and the
+    components' constants. Every function of the score itself (crs_batch, crs_table, the components) takes
+    this and nothing about how its uncertainty is estimated (crs.statistics_settings.StatisticsSettings).
 
     anchors / scales: L_a and the span m_a by axis name; names left out keep DEFAULT_ANCHORS /
     DEFAULT_SCALES (changing a span changes how much that axis can move the verdict: use the axis
     weights for that). delta: the chance margin of the "not assessable" flag (a display; it moves no
     score). margin: the AUROC tolerance of the sufficient fraction. Axis weights are a mapping by
-    name; names left out keep weight 1; normalised. n_boot=0 skips the bootstrap, n_weight_draws=0
-    the weight sensitivity. `seed` drives both.
+    name; names left out keep weight 1; normalised.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -86,24 +84,6 @@ class CRSConfig(BaseModel):
     delta: float = Field(DEFAULT_DELTA, gt=0, lt=0.5, allow_inf_nan=False, description="chance margin of the flag")
     margin: float = Field(DEFAULT_MARGIN, gt=0, lt=0.5, allow_inf_nan=False, description="AUROC margin of the sufficient fraction")
     axis_weights: Optional[dict[str, float]] = Field(None, description="weights by axis name")
-    n_boot: int = Field(DEFAULT_N_BOOT, ge=0, description="bootstrap draws")
-    seed: int = Field(0, description="seed of the bootstrap and of the sensitivity draws")
-    level: float = Field(DEFAULT_LEVEL, gt=0, lt=1, description="interval level")
-    interval: Literal["percentile", "expanded"] = Field(DEFAULT_INTERVAL, description="bootstrap interval method")
-    n_weight_draws: int = Field(1000, ge=0, description="draws of the axis-weight sensitivity")
-    weight_concentration: float = Field(1.0, gt=0, allow_inf_nan=False, description="Dirichlet concentration")
-    resample: Literal["cases", "seeds"] = Field(
-        "cases", description="bootstrap: paired test-case clusters and seeds, or seeds only (ignores test-set uncertainty)"
-    )
-    target: Literal["training-samples", "fitted-probes"] = Field(
-        "training-samples", description="what the intervals and the tier are about: the CRS expected over training "
-        "samples of the run's size (where the records hold refits), or these fitted probes only"
-    )
-    bootstrap_engine: Literal["auto", "batched", "reference", "linearised"] = Field(
-        "auto", description="how the case bootstrap computes each draw's AUROCs: exactly (batched, reference), by "
-        "one matrix product (linearised), or exactly while that is cheap (auto)"
-    )
-
     definition: Literal["mean_of_skills", "components"] = Field(
         DEFAULT_DEFINITION, description="the CRS that ranks: the weighted mean of the skills, or the composite of "
         "dominance over the reference, profile balance and worst axis (docs/crs.md)"
@@ -165,10 +145,26 @@ class CRSConfig(BaseModel):
             balance_tau=self.balance_tau,
         )
 
-    def other_definition(self) -> "CRSConfig":
+    def other_definition(self) -> Self:
         """The same settings under the definition that does not rank: what every output shows beside."""
         other = next(d for d in DEFINITIONS if d != self.definition)
         return self.model_copy(update={"definition": other})
+
+
+class CRSConfig(StatisticsSettings, CRSDefinition):
+    """A suite's `crs:` block as suites write it, flat: what the score is (CRSDefinition) and how its
+    statistics are estimated (StatisticsSettings), validated once. Scoring takes it whole and hands each
+    function the half it needs (`score_definition`, `statistics`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @property
+    def score_definition(self) -> CRSDefinition:
+        return CRSDefinition(**self.model_dump(include=set(CRSDefinition.model_fields)))
+
+    @property
+    def statistics(self) -> StatisticsSettings:
+        return StatisticsSettings(**self.model_dump(include=set(StatisticsSettings.model_fields)))
 
 
 def _per_axis(axes: Sequence[str], defaults: Mapping[str, float], given: Mapping[str, float] | None, what: str) -> np.ndarray:
@@ -181,7 +177,7 @@ def _per_axis(axes: Sequence[str], defaults: Mapping[str, float], given: Mapping
 
 @dataclass(frozen=True)
 class ChainSettings:
-    """A CRSConfig resolved for one axis list: anchors, scales and axis weights, each (..., A).
+    """A CRSDefinition resolved for one axis list: anchors, scales and axis weights, each (..., A).
 
     Leading dimensions broadcast against the draws of the values, so the sensitivity analysis can
     give every draw its own weights.
@@ -312,7 +308,7 @@ def crs_chain(values: np.ndarray, ref: int, chain: ChainSettings) -> CRSBatch:
     return CRSBatch(_minus_reference(skill, ref), skill, scaled, contribution)
 
 
-def crs_batch(axis_values: np.ndarray, ref: int, config: "CRSConfig", axes: Sequence[str]) -> CRSBatch:
+def crs_batch(axis_values: np.ndarray, ref: int, config: CRSDefinition, axes: Sequence[str]) -> CRSBatch:
     """Section 7 on axis values (..., E, A), axes in the order `axes`, constants from `config`.
 
     The reference's CRS is exactly 0; every other encoder's depends on its own row, the
@@ -324,20 +320,20 @@ def crs_batch(axis_values: np.ndarray, ref: int, config: "CRSConfig", axes: Sequ
 # --------------------------------------------------------------------------- DataFrame level
 
 
-def crs_table(table: pd.DataFrame, reference: str, config: "CRSConfig" = None) -> CRSBatch:
+def crs_table(table: pd.DataFrame, reference: str, config: CRSDefinition | None = None) -> CRSBatch:
     """`crs_batch` on a table (one row per encoder, one column per axis), values (E, A)."""
     validate_axis_table(table)
     config = DEFAULT_CONFIG if config is None else config
     return crs_batch(table.to_numpy(dtype=float), reference_index(table.index, reference), config, list(table.columns))
 
 
-def crs_scores(table: pd.DataFrame, reference: str, config: "CRSConfig" = None) -> pd.DataFrame:
+def crs_scores(table: pd.DataFrame, reference: str, config: CRSDefinition | None = None) -> pd.DataFrame:
     """Scores per encoder: its own skill (points, reference-free) and the CRS (minus the reference's)."""
     result = crs_table(table, reference, config)
     return pd.DataFrame({"skill": result.skill, "crs": result.crs}, index=table.index)
 
 
-def scaled_profile(table: pd.DataFrame, config: "CRSConfig" = None) -> pd.DataFrame:
+def scaled_profile(table: pd.DataFrame, config: CRSDefinition | None = None) -> pd.DataFrame:
     """u = (s - L_a) / m_a per encoder and axis (independent of the reference)."""
     validate_axis_table(table)
     config = DEFAULT_CONFIG if config is None else config

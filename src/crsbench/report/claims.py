@@ -9,7 +9,7 @@ from crsbench.scoring.axis_evidence import MIN_CASES_PER_CLASS, class_name
 from crsbench.scoring.refits import target_sentence
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 AXIS_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill", "label_efficiency": "label efficiency",
               "robustness": "robustness"}
@@ -18,12 +18,12 @@ AXIS_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill", "label_ef
 def floor_encoders(report: ScoreReport) -> set[str]:
     """The training-free floor baselines among the scored encoders: those the suite marks, and registry
     entries of the baseline group (raw pixels, colour-texture), which `select` lists like any other."""
-    marked = set(map(str, getattr(report, "baselines", ()) or ()))
+    marked = set(map(str, report.baselines))
     try:
         from crsbench.encoders.registry import encoder_spec
     except ImportError:  # the registry is part of the package; a stripped install still advises
         return marked
-    for name in map(str, report.scores.index):
+    for name in map(str, report.point.scores.index):
         try:  # a label may carry options (raw-pixels@input_size=16): the entry is the name before them
             if getattr(encoder_spec(name.split("@", 1)[0]), "group", "") == "baseline":
                 marked.add(name)
@@ -37,7 +37,7 @@ def floor_sentences(report: ScoreReport, scope: str = "") -> list[str]:
     baselines = floor_encoders(report)
     if not baselines:
         return []
-    scores, tier = report.scores, [str(e) for e in report.leading_tier]
+    scores, tier = report.point.scores, [str(e) for e in report.tier.members]
     top = str(scores.index[0])
     where = f" {scope}" if scope else ""
     if top in baselines:
@@ -78,7 +78,7 @@ def _named(row, class_names=None) -> str:
 
 def small_class_sentences(report: ScoreReport, class_names=None) -> list[str]:
     """Classes with fewer test or shift cases than the minimum, by name."""
-    counts = getattr(report, "class_counts", None)
+    counts = report.evidence.class_counts
     if counts is None or counts.empty:
         return []
     small = counts[counts["cases"] < MIN_CASES_PER_CLASS]
@@ -93,7 +93,7 @@ def small_class_sentences(report: ScoreReport, class_names=None) -> list[str]:
 
 def tier_against_p_rank1(report: ScoreReport) -> list[str]:
     """Where an encoder outside the leading tier is first in more bootstrap draws than one inside it."""
-    scores = report.scores
+    scores = report.point.scores
     if "p_rank1" not in scores or "in_leading_tier" not in scores:
         return []
     inside = scores[scores["in_leading_tier"].fillna(False).astype(bool)]
@@ -114,8 +114,8 @@ def tier_against_p_rank1(report: ScoreReport) -> list[str]:
 def target_line(report: ScoreReport) -> str:
     """What the intervals and the tier are about, in one sentence: the line every output shows under its
     score tables (a value scored before the sentence existed is read as one without refits)."""
-    sentence = getattr(report, "interval_target", "")
+    sentence = report.intervals.target
     if sentence:
         return sentence
-    label = getattr(report, "interval_label", None) or ""
+    label = report.intervals.label or ""
     return target_sentence("none" if not label else "seeds" if "seed" in label and "case" not in label else "cases")

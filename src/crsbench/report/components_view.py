@@ -16,7 +16,7 @@ from crsbench.report import tables as page
 from crsbench.report.terminal import definition_formula
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 DEFINITION_WORDS = {"mean_of_skills": "mean of skills", "components": "components"}
 RELATION_SHORT = {"dominates": "dominates", "is dominated": "dominated", "incomparable": "incomparable",
@@ -43,12 +43,12 @@ def _points(value) -> str:
 
 def component_rows(report: ScoreReport) -> list[dict[str, str]]:
     """One row of display cells per encoder, in the order of the score table."""
-    table = report.components
+    table = report.components.components
     if not len(table):
         return []
     axes = list(report.axes_used)
     rows = []
-    for encoder in [e for e in report.scores.index if e in table.index]:
+    for encoder in [e for e in report.point.scores.index if e in table.index]:
         row = table.loc[encoder]
         relation = RELATION_SHORT.get(str(row["relation_to_reference"]), str(row["relation_to_reference"]))
         if relation != "reference" and pd.notna(row.get("p_dominates_reference")):
@@ -102,7 +102,7 @@ def orders_table(report: ScoreReport) -> Table:
     names = [ranking] + [d for d in DEFINITIONS if d != ranking]
     table = Table(title=Text("Both CRS definitions side by side: rank and CRS under each\n(ranking: "
                              + DEFINITION_WORDS[ranking] + ")"))
-    frame = report.definitions
+    frame = report.components.definitions
     orders = _orders(frame, names)
     for d in names:
         table.add_column("#", justify="right")
@@ -125,7 +125,7 @@ def _with_interval(row, name: str, digits: int) -> str:
 
 def agreement_lines(report: ScoreReport) -> list[Text]:
     """AUROC against the CRS under each definition, with the bootstrap intervals."""
-    table = getattr(report, "rank_agreement_by_definition", pd.DataFrame())
+    table = report.components.agreement
     lines = []
     for _, row in table.iterrows():
         if int(row["n_pairs"]) == 0:
@@ -139,8 +139,8 @@ def agreement_lines(report: ScoreReport) -> list[Text]:
 
 def disagreement_lines(report: ScoreReport) -> list[Text]:
     """The pairs the definitions order differently, each with its bootstrap probability under both."""
-    pairs = report.disagreements
-    if not len(report.definitions):
+    pairs = report.components.disagreements
+    if not len(report.components.definitions):
         return []
     if not len(pairs):
         return [Text("The two CRS definitions order every pair alike.")]
@@ -167,14 +167,14 @@ def page_tables(report: ScoreReport) -> list[page.Table]:
                  list(rows[0]), [list(r.values()) for r in rows], components_caption(report))]
     ranking = report.settings.definition
     names = [ranking] + [d for d in DEFINITIONS if d != ranking]
-    frame = report.definitions
+    frame = report.components.definitions
     orders = _orders(frame, names)
     headers = [h for d in names for h in (f"rank ({DEFINITION_WORDS[d]})", DEFINITION_WORDS[d], "CRS")]
     body = [[c for d in names for c in (str(int(orders[d].iloc[i][f"rank_{d}"])), str(orders[d].index[i]),
                                          f"{orders[d].iloc[i][f'crs_{d}']:.2f}")] for i in range(len(frame))]
     out.append(page.Table(f"The two CRS definitions side by side (ranking: {DEFINITION_WORDS[ranking]})", headers, body,
                      definition_formula(report)))
-    pairs = report.disagreements
+    pairs = report.components.disagreements
     if len(pairs):
         out.append(page.Table("Pairs the two definitions order differently",
                          ["above by the mean of skills", "above by the components", "P(above), mean of skills",
@@ -182,7 +182,7 @@ def page_tables(report: ScoreReport) -> list[page.Table]:
                          [[str(p.encoder_a), str(p.encoder_b), _p(p.p_a_above_b_mean_of_skills),
                            _p(p.p_a_above_b_components), str(p.verdict)] for p in pairs.itertuples()],
                          str(disagreement_lines(report)[0]), text_columns=2))
-    agreement = getattr(report, "rank_agreement_by_definition", pd.DataFrame())
+    agreement = report.components.agreement
     if len(agreement):
         names = [("spearman", 2), ("kendall_tau_b", 2), ("n_reversed", 0), ("mean_abs_rank_displacement", 2)]
         out.append(page.Table("AUROC against the CRS under each definition (without floor baselines)",

@@ -16,7 +16,7 @@ from crsbench.report.figure_style import Palette
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.results.predictions import Predictions
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 PREDICTIONS_MISSING = (
     "reliability diagrams need per-case predictions (stored under RESULTS/predictions/ by runs of a crsbench "
@@ -74,9 +74,9 @@ class ReportData:
 
     def reliability_encoders(self, task: str) -> list[str]:
         """The task's leading tier (its best CRS first), else its best CRS, at most RELIABILITY_ENCODERS."""
-        by_task = self.report.scores_by_task
+        by_task = self.report.point.scores_by_task
         order = [str(e) for e in by_task.loc[by_task["task"] == task, "encoder"]]
-        tier = set((getattr(self.report, "leading_tier_by_task", {}) or {}).get(task, ()))
+        tier = set(self.report.tier.members_by_task.get(task, ()))
         chosen = [e for e in order if e in tier] or order[:1]
         return chosen[:RELIABILITY_ENCODERS]
 

@@ -17,7 +17,7 @@ from crsbench.scoring.axes import AXES
 from crsbench.scoring.refits import fitted_probes_summary
 
 if TYPE_CHECKING:  # annotations only: the documents take the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 RESULTS_SCHEMA = "crsbench.results/1"
 SCORES_SCHEMA = "crsbench.score/1"
@@ -49,7 +49,7 @@ def results_data(aggregate: pd.DataFrame, grid=None) -> dict:
         rows = frame[frame["encoder"] == encoder].set_index("task")
         tasks = {str(t): {"auroc": _number(r["auroc_mean"]), "ece": _number(r["ece_mean"])} for t, r in rows.iterrows()}
         encoders.append({"encoder": str(encoder), "mean_auroc": _number(mean_auroc), "tasks": tasks})
-    partial = bool(grid is not None and getattr(grid, "partial_view", False))
+    partial = bool(grid is not None and grid.partial_view)
     return {"schema": RESULTS_SCHEMA, "partial_view": partial, "grid": grid.label() if partial else None,
             "n_seeds": int(frame["n_seeds"].max()) if len(frame) else 0,
             "tasks": sorted(str(t) for t in frame["task"].unique()), "encoders": encoders}
@@ -73,21 +73,21 @@ def _encoder_rows(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict]:
 
 def scores_data(report: ScoreReport) -> dict:
     """What the score tables and the lines under them show, as values (unrounded)."""
-    agreement = report.rank_agreement.iloc[0].to_dict() if len(report.rank_agreement) else None
-    tasks = [{"task": str(task), "leading_tier": list((report.leading_tier_by_task or {}).get(task, ())),
+    agreement = report.agreement.table.iloc[0].to_dict() if len(report.agreement.table) else None
+    tasks = [{"task": str(task), "leading_tier": list((report.tier.members_by_task or {}).get(task, ())),
               "encoders": _encoder_rows(rows, _score_fields(beside, ranks=False))}
              for task, rows, beside in task_rows(report)]
     return {
         "schema": SCORES_SCHEMA,
         "reference": report.reference,
         "partial_view": bool(partial_prefix(report)),
-        "interval": {"level": report.settings.level, "label": report.interval_label, "target": target_line(report),
-                     "fitted_probes": fitted_probes_summary(getattr(report, "fitted_probes", None))},
+        "interval": {"level": report.settings.level, "label": report.intervals.label, "target": target_line(report),
+                     "fitted_probes": fitted_probes_summary(report.intervals.fitted_probes)},
         "axes_used": list(report.axes_used),
         "axes_missing": dict(report.axes_missing),
-        "axes_partial": dict(getattr(report, "axes_partial", {}) or {}),
-        "leading_tier": list(report.leading_tier),
-        "encoders": _encoder_rows(report.scores, _score_fields(("ece",), ranks=True)),
+        "axes_partial": dict(report.axes_partial),
+        "leading_tier": list(report.tier.members),
+        "encoders": _encoder_rows(report.point.scores, _score_fields(("ece",), ranks=True)),
         "tasks": tasks,
         "rank_agreement": {k: _number(v) for k, v in agreement.items()} if agreement else None,
         "notes": list(report.notes),

@@ -17,7 +17,7 @@ import pandas as pd
 from crsbench.scoring.axes import AXES
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 FULL_LABELS = 1.0
 TABLE_METRICS: tuple[str, ...] = ("auroc", "balanced_accuracy", "ece", "brier", "nll")
@@ -27,12 +27,12 @@ def rank_probabilities(report: ScoreReport) -> tuple[pd.DataFrame, str | None]:
     """P(rank = k) per encoder (rows sum to 1, columns rank_1..rank_N) and the label of the bootstrap
     that drew it. The one place the report reads the rank distribution: at present the seed-only
     bootstrap's, switched here when the case-level bootstrap provides its own."""
-    return report.rank_distribution, report.interval_label
+    return report.intervals.rank_distribution, report.intervals.label
 
 
 def encoder_order(report: ScoreReport) -> list[str]:
     """Encoders best CRS first: the order of every legend, table and colour of the report."""
-    return [str(e) for e in report.scores.index]
+    return [str(e) for e in report.point.scores.index]
 
 
 def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -149,7 +149,7 @@ def worst_conditions(records: pd.DataFrame) -> dict[str, WorstCondition]:
 
 def weakest_axes(report: ScoreReport) -> dict[str, str]:
     """Per encoder, the available axis with the lowest value in skill u (the profile)."""
-    profile = report.profile
+    profile = report.point.profile
     if profile.empty:
         return {}
     return {str(e): str(row.dropna().idxmin()) for e, row in profile.iterrows() if row.notna().any()}
@@ -157,7 +157,7 @@ def weakest_axes(report: ScoreReport) -> dict[str, str]:
 
 def profile_against_reference(report: ScoreReport) -> pd.DataFrame:
     """u_e - u_reference per axis in skill u (columns in AXES order; a missing axis is NaN)."""
-    profile = report.profile.reindex(columns=list(AXES))
+    profile = report.point.profile.reindex(columns=list(AXES))
     if report.reference not in profile.index:
         return profile * np.nan
     return profile - profile.loc[report.reference]
@@ -166,23 +166,23 @@ def profile_against_reference(report: ScoreReport) -> pd.DataFrame:
 def rank_shift(report: ScoreReport) -> pd.DataFrame:
     """AUROC rank and CRS rank among the ranked cohort (baselines left out, as in the rank statistics),
     with `reversed`: the encoder is in a pair whose order AUROC and CRS disagree on."""
-    scores = report.scores
+    scores = report.point.scores
     cohort = scores[~scores["baseline"].astype(bool)] if "baseline" in scores else scores
     cohort = cohort.dropna(subset=["auroc_rank"])
-    from crsbench.scoring.statistics import competition_ranks
+    from crsbench.scoring.bootstrap_summary import competition_ranks
 
     crs_rank = competition_ranks(cohort["crs"].to_numpy(dtype=float)[None, :])[0] if len(cohort) else []
     out = pd.DataFrame({"auroc_rank": cohort["auroc_rank"].astype(float), "crs_rank": np.asarray(crs_rank, dtype=float),
                         "auroc": cohort["discrimination"], "crs": cohort["crs"]}, index=cohort.index)
     involved = set()
-    for pair in report.reversed_pairs.itertuples():
+    for pair in report.agreement.reversed_pairs.itertuples():
         involved.update({str(pair.encoder_a), str(pair.encoder_b)})
     out["reversed"] = [str(e) in involved for e in out.index]
     return out
 
 
 def reversed_pairs(report: ScoreReport) -> list[tuple[str, str]]:
-    return [(str(p.encoder_a), str(p.encoder_b)) for p in report.reversed_pairs.itertuples()]
+    return [(str(p.encoder_a), str(p.encoder_b)) for p in report.agreement.reversed_pairs.itertuples()]
 
 
 def reliability_bins(labels: np.ndarray, probs: np.ndarray, n_bins: int = 10) -> pd.DataFrame:

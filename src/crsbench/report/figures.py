@@ -75,12 +75,12 @@ def axis_profile(data: ReportData) -> Drawn:
 def auroc_vs_crs(data: ReportData) -> Drawn:
     """Cross-task AUROC against CRS, the CRS interval as a bar, the Pareto front, the leading tier."""
     report, palette = data.report, data.palette
-    scores = report.scores
+    scores = report.point.scores
     if "discrimination" not in report.axes_used:
         return Absent("no discrimination axis (no clean records at 100% labels): AUROC is not known")
     x, y = scores["discrimination"].to_numpy(dtype=float), scores["crs"].to_numpy(dtype=float)
     front = evidence.pareto_front(x, y)
-    tier = set(report.leading_tier)
+    tier = set(report.tier.members)
     fig = figure(2.9)
     ax = fig.subplots()
     order = np.argsort(x[front])
@@ -140,7 +140,7 @@ def rank_shift(data: ReportData) -> Drawn:
         ax.spines[spine].set_visible(False)
     ax.tick_params(axis="x", length=0)
     ax.xaxis.tick_top()
-    n_rev = len(report.reversed_pairs)
+    n_rev = len(report.agreement.reversed_pairs)
     baselines = " (floor baselines left out)" if report.baselines else ""
     ax.set_title(f"{n_rev} reversed pair(s), bold{baselines}", fontsize=6.5, loc="center", pad=14)
     return fig
@@ -165,7 +165,7 @@ def rank_distribution(data: ReportData) -> Drawn:
             if value >= 0.005:
                 ax.text(k, i, f"{value:.2f}", ha="center", va="center", fontsize=5.8,
                         color="white" if value > 0.6 else "#111111")
-    tier = set(report.leading_tier)
+    tier = set(report.tier.members)
     ax.set_yticks(range(len(encoders)), [("\u2605 " if e in tier else "") + label(e) for e in encoders])
     ax.set_xticks(range(n), [str(k + 1) for k in range(n)])
     ax.set_xlabel("CRS rank k")
@@ -181,7 +181,7 @@ def rank_distribution(data: ReportData) -> Drawn:
 
 def weight_sensitivity(data: ReportData) -> Drawn:
     """How often each encoder is top when the axis weights are drawn instead of equal."""
-    sensitivity = data.report.weight_sensitivity
+    sensitivity = data.report.point.weight_sensitivity
     if sensitivity is None or sensitivity.empty:
         return Absent("weight sensitivity not computed (n_weight_draws = 0)")
     encoders = [e for e in data.encoders if e in sensitivity.index]
@@ -377,12 +377,12 @@ def caption_reliability(data: ReportData, task: str) -> str:
 def caption_rank_distribution(data: ReportData, task=None) -> str:
     report = data.report
     return (f"P(rank = k) over {report.settings.n_boot} draws of the "
-            f"{report.interval_label or 'bootstrap'}; \u2605 marks the leading tier.")
+            f"{report.intervals.label or 'bootstrap'}; \u2605 marks the leading tier.")
 
 
 def caption_forest(data: ReportData, task=None) -> str:
     report = data.report
-    ran = len(getattr(report, "axis_intervals", ())) > 0
+    ran = len(report.intervals.axis_intervals) > 0
     level = f"{report.settings.level:.0%}"
     bars = (f"bars: the {level} paired case-level interval of the difference (both encoders on the same "
             "bootstrap draws)" if ran else "no per-axis interval: the paired case bootstrap did not run")

@@ -23,7 +23,7 @@ PAIRS = (("discrimination", "calibration"), ("label_efficiency", "robustness"))
 
 def pareto_front_figure(data: ReportData) -> Drawn:
     report = data.report
-    parts, profile = report.components, report.profile
+    parts, profile = report.components.components, report.point.profile
     pairs = [p for p in PAIRS if set(p) <= set(profile.columns)]
     if not len(parts) or not pairs:
         return Absent("no components or no pair of axes to draw (the components need at least two axes)")

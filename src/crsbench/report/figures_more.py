@@ -23,7 +23,7 @@ from crsbench.report.figures_front import pareto_front_figure
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.report.data import ReportData
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 
 def forest_table(report: ScoreReport) -> pd.DataFrame:
@@ -31,21 +31,21 @@ def forest_table(report: ScoreReport) -> pd.DataFrame:
     case-level interval where the paired bootstrap ran (the same draws for both, so what they share cancels).
     Without it, the point difference alone."""
     rows = []
-    intervals = getattr(report, "axis_intervals", pd.DataFrame())
+    intervals = report.intervals.axis_intervals
     overall = intervals[intervals["scope"] == "overall"] if len(intervals) else intervals
     paired = "diff_low" in overall.columns
     ref = report.reference
     for axis in [a for a in AXES if a in report.axes_used]:
-        for encoder in report.scores.index:
-            value = float(report.scores.loc[encoder, axis]) - float(report.scores.loc[ref, axis])
+        for encoder in report.point.scores.index:
+            value = float(report.point.scores.loc[encoder, axis]) - float(report.point.scores.loc[ref, axis])
             low = high = np.nan
             if len(overall) and paired:
                 hit = overall[(overall["encoder"] == encoder) & (overall["axis"] == axis)]
                 if len(hit):
                     low, high = float(hit["diff_low"].iloc[0]), float(hit["diff_high"].iloc[0])
             rows.append({"axis": axis, "encoder": str(encoder), "value": value, "ci_low": low, "ci_high": high})
-    for encoder in report.scores.index:
-        row = report.scores.loc[encoder]
+    for encoder in report.point.scores.index:
+        row = report.point.scores.loc[encoder]
         rows.append({"axis": "crs", "encoder": str(encoder), "value": float(row["crs"]),
                      "ci_low": float(row["ci_low"]), "ci_high": float(row["ci_high"])})
     return pd.DataFrame(rows)
@@ -87,12 +87,12 @@ def forest(data: ReportData) -> Drawn:
 
 def task_matrix(report: ScoreReport) -> pd.DataFrame:
     """CRS per (encoder, task): encoders best first, tasks in order."""
-    frame = report.scores_by_task
+    frame = report.point.scores_by_task
     if frame.empty:
         return pd.DataFrame()
     matrix = frame.pivot_table(index="encoder", columns="task", values="crs", aggfunc="first")
     tasks = [t for t in report.settings.tasks if t in matrix.columns]
-    return matrix.reindex(index=[e for e in report.scores.index if e in matrix.index], columns=tasks)
+    return matrix.reindex(index=[e for e in report.point.scores.index if e in matrix.index], columns=tasks)
 
 
 def perturbation_matrix(records: pd.DataFrame) -> pd.DataFrame:
@@ -179,7 +179,7 @@ def per_class_auroc(data: ReportData, task: str) -> Drawn:
     if table.empty:
         return Absent(f"the records of task {task!r} hold no per-class AUROC")
     encoders = [e for e in data.encoders if e in table.index]
-    counts = data.report.class_counts
+    counts = data.report.evidence.class_counts
     test = counts[(counts["task"] == task) & (counts["set"] == "test")].set_index("class") if len(counts) else None
     cases = test["cases"] if test is not None else pd.Series(dtype=float)
     names = test["name"] if test is not None and "name" in test else pd.Series(dtype=object)
@@ -204,7 +204,7 @@ def per_class_auroc(data: ReportData, task: str) -> Drawn:
 
 def score_against_cost(data: ReportData) -> Drawn:
     costs = getattr(data, "seconds_per_image", None) or {}
-    scores = data.report.scores
+    scores = data.report.point.scores
     known = [e for e in data.encoders if e in costs]
     if len(known) < 2:
         return Absent("no measured embedding cost per image for these results (`select` measures it; run records "

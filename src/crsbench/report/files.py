@@ -14,7 +14,7 @@ from crsbench.core.atomic import atomic_write
 from crsbench.results.records import aggregate_seeds, select_suite
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 # through core.atomic: a reader never sees half a file, and an error names the file (pandas and pyarrow
 # raise a full disk or a read-only folder without its name)
@@ -102,7 +102,7 @@ def write_score_report(report: ScoreReport, out_dir: str | Path) -> dict[str, Pa
             write(flat, path)
             written[path.name] = path
     for path, value in (
-        (out / "scores.json", _flat(report.scores).assign(**({"view": "partial"} if partial else {}))
+        (out / "scores.json", _flat(report.point.scores).assign(**({"view": "partial"} if partial else {}))
          .to_dict(orient="records")),
         (out / "summary.json", report.summary()),
     ):

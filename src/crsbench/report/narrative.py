@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from crsbench.scoring.axis_evidence import thin_axes
-from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.crs.definition import CRSDefinition, crs_batch
 from crsbench.report import claims as advice
 from crsbench.report.evidence import WorstCondition
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 AXIS_WORDS = {"discrimination": "discrimination", "calibration": "calibration",
               "label_efficiency": "label efficiency", "robustness": "robustness"}
@@ -44,7 +44,7 @@ def _loss(worst: WorstCondition | None) -> str:
 def summary_sentences(report: ScoreReport, weakest: dict[str, str], worst: dict[str, WorstCondition]) -> list[str]:
     """Sentences in reading order. `weakest`: encoder -> its lowest axis in skill u;
     `worst`: encoder -> the condition costing it most AUROC (evidence.worst_conditions)."""
-    scores = report.scores
+    scores = report.point.scores
     if scores.empty:
         return ["No encoder could be scored."]
     level = report.settings.level
@@ -53,19 +53,19 @@ def summary_sentences(report: ScoreReport, weakest: dict[str, str], worst: dict[
     roles = {report.reference: "the reference: CRS 0 by definition"} | {b: "a floor baseline" for b in baselines}
     role = f" ({roles[top]})" if top in roles else ""
     sentences = []
-    if report.leading_tier:
-        label = f" ({report.interval_label})" if report.interval_label else ""
-        others = [e for e in report.leading_tier if e != top]
+    if report.tier.members:
+        label = f" ({report.intervals.label})" if report.intervals.label else ""
+        others = [e for e in report.tier.members if e != top]
         tied = (f"; the bootstrap cannot separate {', '.join(others)} from it" if others
                 else "; the bootstrap separates it from every other encoder")
-        sentences.append(f"Leading tier across tasks{label}: {', '.join(report.leading_tier)}. "
+        sentences.append(f"Leading tier across tasks{label}: {', '.join(report.tier.members)}. "
                          f"{top}{role} has the highest CRS ({row['crs']:.2f}{_interval(row, level)}){tied}.")
     else:
         sentences.append(f"{top}{role} has the highest CRS ({row['crs']:.2f}); no bootstrap was run, so there is no "
                          "leading tier and no interval.")
     sentences.append(advice.target_line(report))
     sentences += advice.floor_sentences(report, "across tasks")
-    thin = thin_axes(getattr(report, "axis_evidence", None))
+    thin = thin_axes(report.evidence.axis_evidence)
     sentences += advice.thin_sentences(thin)
     sentences += advice.small_class_sentences(report)
     sentences += advice.tier_against_p_rank1(report)
@@ -75,18 +75,18 @@ def summary_sentences(report: ScoreReport, weakest: dict[str, str], worst: dict[
         sentences.append(why)
     sentences += _challengers(ranked, top, weakest, worst, report)
     sentences += task_sentences(report)
-    by_task = getattr(report, "leading_tier_by_task", {}) or {}
+    by_task = report.tier.members_by_task
     if by_task:
         parts = "; ".join(f"{task}: {', '.join(tier)}" for task, tier in by_task.items())
         sentences.append(f"Leading tier per task: {parts}.")
-    if len(report.rank_agreement) and int(report.rank_agreement.iloc[0]["n_pairs"]) == 0:
+    if len(report.agreement.table) and int(report.agreement.table.iloc[0]["n_pairs"]) == 0:
         sentences.append("Fewer than two encoders are ranked outside the floor baselines: AUROC and CRS rankings "
                          "are not compared.")
-    elif len(report.rank_agreement):
-        a = report.rank_agreement.iloc[0]
+    elif len(report.agreement.table):
+        a = report.agreement.table.iloc[0]
         sentences.append(f"AUROC and CRS order {int(a['n_reversed'])} of {int(a['n_pairs'])} pairs of encoders "
                          f"differently (Spearman {a['spearman']:.2f}).")
-    sensitivity = report.weight_sensitivity
+    sensitivity = report.point.weight_sensitivity
     if sensitivity is not None and len(sensitivity):
         leader = sensitivity["p_top"].idxmax()
         sentences.append(f"With the axis weights drawn at random instead of equal, {leader} is top in "
@@ -104,7 +104,7 @@ def axis_contributions(report: ScoreReport, first: str, second: str, scores: pd.
     """Per axis, the CRS points by which `first` leads `second` (CRSBatch.contribution), from the axis
     values of `scores` (default: the cross-task table) and the constants the report printed; they sum
     to the CRS difference of that scope. Axes the scope lacks are left out, as its CRS leaves them."""
-    scores = report.scores if scores is None else scores
+    scores = report.point.scores if scores is None else scores
     settings = report.settings
     weights = settings.axis_weights
     if first not in scores.index or second not in scores.index:
@@ -113,15 +113,14 @@ def axis_contributions(report: ScoreReport, first: str, second: str, scores: pd.
     axes = [a for a in weights if a in pair.columns and pd.to_numeric(pair[a], errors="coerce").notna().all()]
     if not axes:
         return pd.Series(dtype=float)
-    config = CRSConfig(anchors=settings.anchors, scales=settings.scales,
-                       axis_weights={a: weights[a] for a in axes}, n_boot=0, n_weight_draws=0)
+    config = CRSDefinition(anchors=settings.anchors, scales=settings.scales, axis_weights={a: weights[a] for a in axes})
     batch = crs_batch(pair[axes].to_numpy(dtype=float), 1, config, axes)
     return pd.Series(batch.contribution[0], index=axes, dtype=float)
 
 
 def deciding_sentence(report: ScoreReport, first: str, second: str, scores: pd.DataFrame | None = None) -> str:
     """Which axes make the difference between two encoders, largest first, with the values behind them."""
-    scores = report.scores if scores is None else scores
+    scores = report.point.scores if scores is None else scores
     parts = axis_contributions(report, first, second, scores)
     if parts.empty:
         return ""
@@ -140,7 +139,7 @@ def deciding_sentence(report: ScoreReport, first: str, second: str, scores: pd.D
 def task_sentences(report: ScoreReport) -> list[str]:
     """Per task, what puts its first encoder ahead of its second."""
     out = []
-    frame = report.scores_by_task
+    frame = report.point.scores_by_task
     for task in report.settings.tasks:
         rows = frame[frame["task"] == task].set_index("encoder").sort_values("crs", ascending=False)
         if len(rows) < 2:
@@ -149,7 +148,7 @@ def task_sentences(report: ScoreReport) -> list[str]:
         if sentence:
             out.append(f"Task {task}: {sentence}")
         baselines = set(map(str, report.baselines))
-        tier = [str(e) for e in (getattr(report, "leading_tier_by_task", {}) or {}).get(task, ())]
+        tier = [str(e) for e in report.tier.members_by_task.get(task, ())]
         if str(rows.index[0]) in baselines:
             out.append(f"Task {task}: a training-free floor baseline ({rows.index[0]}) is first: none of the "
                        "pretrained encoders beat it on this task.")

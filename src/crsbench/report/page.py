@@ -26,7 +26,7 @@ from crsbench.report.data import ReportData, load_stored_predictions
 from crsbench.report.terminal import partial_prefix
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 @dataclass(frozen=True)
 class FigureFile:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from crsbench.scoring.inputs import ScoringInputs, score_inputs
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 
 def results_folder(results: str | Path) -> Path:
@@ -20,12 +20,18 @@ def results_folder(results: str | Path) -> Path:
 def scored_or_score(inputs: ScoringInputs):
     """(value, reused): the value `score` stored for exactly these inputs (scored_files), else a fresh
     score, then stored."""
-    from crsbench.report.scored_files import read_scored, write_scored
+    import dataclasses
+
+    from crsbench.report.scored_files import older_value_note, read_scored, write_scored
 
     base = results_folder(inputs.source)
     stored = read_scored(base, inputs.key)
     if stored is not None:
         return stored, True
+    note = older_value_note(base)
+    if note:
+        inputs = dataclasses.replace(inputs, context=dataclasses.replace(
+            inputs.context, lead_notes=(*inputs.context.lead_notes, note)))
     scored = score_inputs(inputs)
     try:
         write_scored(scored, base)
@@ -41,7 +47,7 @@ def write_scores(report: ScoreReport, results: str | Path, out_dir: str | Path |
 
     base = results_folder(results)
     written = write_score_report(report, Path(out_dir) if out_dir else base / "scores")
-    if getattr(report, "inputs_key", ""):  # kept for `report`, which reads it instead of rescoring
+    if report.inputs_key:  # kept for `report`, which reads it instead of rescoring
         write_scored(report, base)
     return written
 

@@ -17,7 +17,7 @@ from crsbench.report.claims import target_line
 from crsbench.report.terminal import AXIS_HEADERS  # noqa: E402  (one set of axis names for every output)
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 METRIC_HEADERS = {"auroc": "AUROC", "balanced_accuracy": "bal. acc.", "ece": "ECE", "brier": "Brier", "nll": "NLL"}
 
 
@@ -64,14 +64,14 @@ def score_tables(report: ScoreReport) -> list[Table]:
     level = report.settings.level
     headers = ["encoder", *(AXIS_HEADERS[a] for a in AXES), *(c.replace("_", " ") for c in COMPONENTS), "CRS", f"{level:.0%} interval", "P(#1)",
                "leading tier"]
-    caption = (f"reference: {report.reference}; interval, P(#1), tier: {report.interval_label or 'no bootstrap'}. "
+    caption = (f"reference: {report.reference}; interval, P(#1), tier: {report.intervals.label or 'no bootstrap'}. "
                + target_line(report))
     tables = []
     for task in report.settings.tasks:
-        frame = report.scores_by_task[report.scores_by_task["task"] == task].set_index("encoder")
+        frame = report.point.scores_by_task[report.point.scores_by_task["task"] == task].set_index("encoder")
         rows, emphasis = _score_rows(frame)
         tables.append(Table(f"Task {task}", headers, rows, caption, emphasis))
-    rows, emphasis = _score_rows(report.scores)
+    rows, emphasis = _score_rows(report.point.scores)
     partial = "; ".join(f"{a} covers {n} task(s) only" for a, n in (report.axes_partial or {}).items())
     missing = "; ".join(f"{a} missing: {r}" for a, r in report.axes_missing.items())
     tail = "; ".join(p for p in (partial, missing) if p)
@@ -101,7 +101,7 @@ def rank_table(report: ScoreReport) -> Table:
 
 def _case_interval(report: ScoreReport, task: str, encoder: str, axis: str) -> str:
     """The axis's case-level interval on one task, from the paired bootstrap (empty when it did not run)."""
-    table = getattr(report, "axis_intervals", None) if report is not None else None
+    table = report.intervals.axis_intervals if report is not None else None
     if table is None or table.empty:
         return ""
     row = table[(table["scope"] == task) & (table["encoder"] == encoder) & (table["axis"] == axis)]
@@ -117,8 +117,8 @@ def metrics_table(records: pd.DataFrame, report: ScoreReport | None = None) -> T
     frame = evidence.per_task_metrics(records)
     metrics = [m for m in evidence.TABLE_METRICS if f"{m}_mean" in frame]
     skill = None
-    if report is not None and "calibration" in report.axes_used and len(report.axes_by_task):
-        skill = report.axes_by_task.set_index(["task", "encoder"])["calibration"]
+    if report is not None and "calibration" in report.axes_used and len(report.point.axes_by_task):
+        skill = report.point.axes_by_task.set_index(["task", "encoder"])["calibration"]
     rows = []
     for row in frame.itertuples(index=False):
         values = row._asdict()
@@ -138,9 +138,9 @@ def metrics_table(records: pd.DataFrame, report: ScoreReport | None = None) -> T
         rows.append(cells)
     headers = ["task", "encoder", "seeds", *(METRIC_HEADERS[m] for m in metrics)] + (["Brier skill"] if skill is not None else [])
     level = report.settings.level if report is not None else 0.95
-    ran = bool(report is not None and getattr(report, "axis_intervals", pd.DataFrame()).shape[0])
+    ran = bool(report is not None and report.intervals.axis_intervals.shape[0])
     caption = ("seed means; " + (f"AUROC and Brier skill with their {level:.0%} case-level interval "
-                                  f"({report.interval_label})" if ran else
+                                  f"({report.intervals.label})" if ran else
                                   "no case-level interval: the paired case bootstrap did not run (no stored "
                                   "per-case predictions)")
                + "; a seed sd is shown only where it is not zero by construction (at 100% labels every seed "
@@ -156,8 +156,8 @@ def _class_words(row) -> str:
 
 def dataset_table(report: ScoreReport) -> Table:
     """Per task, each evaluation set: its cases, the cases per class, and what was run on it."""
-    counts = getattr(report, "class_counts", pd.DataFrame())
-    axes = getattr(report, "axis_evidence", pd.DataFrame())
+    counts = report.evidence.class_counts
+    axes = report.evidence.axis_evidence
     rows = []
     for task in report.settings.tasks:
         sets = counts[counts["task"] == task] if len(counts) else counts

@@ -23,7 +23,7 @@ from crsbench.core.printable import printable
 from crsbench.results.records import clean_full_label
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -47,7 +47,7 @@ def _rank(value: Any) -> str:
 
 
 def _partial_label(grid) -> str:
-    return "PARTIAL VIEW - " if grid is not None and getattr(grid, "partial_view", False) else ""
+    return "PARTIAL VIEW - " if grid is not None and grid.partial_view else ""
 
 
 def results_table(aggregate: pd.DataFrame, grid=None) -> Table:
@@ -108,7 +108,7 @@ BESIDE_HEADERS: dict[str, str] = {
 
 def _axis_header(report: ScoreReport, axis: str) -> str:
     """An axis covering fewer tasks than the others carries its task count wherever it is shown."""
-    partial = getattr(report, "axes_partial", {}) or {}
+    partial = report.axes_partial
     n_tasks = len(report.settings.tasks)
     return f"{AXIS_HEADERS[axis]} ({partial[axis]}/{n_tasks} tasks)" if axis in partial else AXIS_HEADERS[axis]
 
@@ -206,8 +206,8 @@ def _score_caption(report: ScoreReport, frame: pd.DataFrame, beside: tuple[str, 
     caption = [constants_line(report)]
     if "ece_temperature_scaled" in beside:
         caption.append("ECE (T): after a temperature fitted on validation log-loss (not scored)")
-    if report.interval_label:
-        caption.append(f"CI, P(#1), tier: {report.interval_label}")
+    if report.intervals.label:
+        caption.append(f"CI, P(#1), tier: {report.intervals.label}")
     if any(bool(v) for v in frame.get("not_assessable", [])):
         caption.append("!: clean AUROC within delta of chance: its retentions mean little (the score is unaffected)")
     return "; ".join(caption)
@@ -323,7 +323,7 @@ def _score_table(report: ScoreReport, title: str, frame: pd.DataFrame, beside: t
 
 def task_rows(report: ScoreReport):
     """(task, its rows by encoder, the values shown beside the axes) for every task, in the suite's order."""
-    frame = report.scores_by_task
+    frame = report.point.scores_by_task
     for task in report.settings.tasks:
         rows = frame[frame["task"] == task].set_index("encoder")
         # a value this task does not have (QWK outside ordinal tasks, ECE (T) in older records) is left out
@@ -340,11 +340,11 @@ def task_tables(report: ScoreReport) -> list[Table]:
 def scores_table(report: ScoreReport) -> Table:
     """The cross-task summary, best CRS first; missing axes show '-' and are named in the caption."""
     table = _score_table(report, f"Across tasks: Clinical Reliability Score (reference: {report.reference})",
-                         report.scores, ("ece",), ranks=True)
-    caption = [_score_caption(report, report.scores, ("ece",))]
+                         report.point.scores, ("ece",), ranks=True)
+    caption = [_score_caption(report, report.point.scores, ("ece",))]
     caption.append(f"axes used: {', '.join(report.axes_used)}")
     caption += [f"{axis} missing: {reason}" for axis, reason in report.axes_missing.items()]
-    caption += [f"{axis} covers {n} task(s) only" for axis, n in (getattr(report, "axes_partial", {}) or {}).items()]
+    caption += [f"{axis} covers {n} task(s) only" for axis, n in report.axes_partial.items()]
     caption.append("tier *: not resolved from the top encoder by the paired bootstrap")
     table.caption = _with_target(report, "; ".join(caption))
     return table
@@ -358,8 +358,8 @@ def _with_interval(agreement, name: str, digits: int = 2) -> str:
 
 def leading_tier_line(report: ScoreReport) -> Text:
     """The verdict across tasks, in one line: what `crsbench -q score` prints."""
-    tier = ", ".join(report.leading_tier) or "- (no bootstrap)"
-    label = f" ({report.interval_label})" if report.interval_label else ""
+    tier = ", ".join(report.tier.members) or "- (no bootstrap)"
+    label = f" ({report.intervals.label})" if report.intervals.label else ""
     return Text(f"{partial_prefix(report)}Leading tier across tasks{label}: {tier}")
 
 
@@ -367,8 +367,8 @@ def score_lines(report: ScoreReport, with_tier: bool = True) -> list[Text]:
     """The prose under the scores table: rank agreement, reversed pairs, sensitivity, notes, and (unless
     `with_tier` is False, for a caller that prints it itself) the leading tier last."""
     lines = []
-    if len(report.rank_agreement):
-        a = report.rank_agreement.iloc[0]
+    if len(report.agreement.table):
+        a = report.agreement.table.iloc[0]
         resolved = f", {int(a['n_resolved'])} resolved by the bootstrap" if "n_resolved" in a else ""
         baselines = f" (without baselines {', '.join(report.baselines)})" if report.baselines else ""
         if int(a.n_pairs) == 0:
@@ -380,14 +380,14 @@ def score_lines(report: ScoreReport, with_tier: bool = True) -> list[Text]:
                 f"{int(a.n_reversed)} of {int(a.n_pairs)} pairwise orderings reversed{resolved}, "
                 f"mean rank displacement {_with_interval(a, 'mean_abs_rank_displacement')}"
             ))
-    for pair in report.reversed_pairs.itertuples():
+    for pair in report.agreement.reversed_pairs.itertuples():
         status = "" if not hasattr(pair, "resolved") else (" (resolved)" if pair.resolved else " (not resolved)")
         lines.append(Text(
             f"  reversed: {pair.encoder_a} (AUROC {pair.auroc_a:.3f}, CRS {pair.crs_a:.2f}) vs "
             f"{pair.encoder_b} (AUROC {pair.auroc_b:.3f}, CRS {pair.crs_b:.2f}){status}"
         ))
-    if len(report.weight_sensitivity):
-        sensitivity = report.weight_sensitivity
+    if len(report.point.weight_sensitivity):
+        sensitivity = report.point.weight_sensitivity
         top = sensitivity["p_top"].sort_values(ascending=False)
         shares = ", ".join(f"{name} {share:.1%}" for name, share in top.items() if share >= 0.0005)
         what = "axis and component weights" if report.settings.definition == "components" else "axis weights"
@@ -395,7 +395,7 @@ def score_lines(report: ScoreReport, with_tier: bool = True) -> list[Text]:
         moving = [str(e) for e in sensitivity.index[sensitivity.get("place_depends", pd.Series(False))]]
         if moving:
             lines.append(Text(f"  place depends on the {what}: {', '.join(moving)}"))
-    for task, tier in (getattr(report, "leading_tier_by_task", {}) or {}).items():
+    for task, tier in report.tier.members_by_task.items():
         lines.append(Text(f"Leading tier, task {task}: {', '.join(tier)}"))
     lines += [Text(f"note: {note}", style="dim") for note in report.notes]
     return lines + [leading_tier_line(report)] if with_tier else lines

@@ -11,8 +11,9 @@ seed means under the seed counts (scoring/task_draws.py); here the CRS per task 
 (crs.crs_batch), ranks and their summaries. Draw 0 is the unit-weight point
 estimate, so the point and the draws go through one code path.
 
-Summaries: percentile intervals per encoder (CRS) and per axis; rank distribution; P(rank 1);
-pairwise P(CRS e > CRS f); a simultaneous leading tier (leading_tier).
+Summaries (scoring/bootstrap_summary.py, shared with the seed-only bootstrap): intervals per encoder (CRS)
+and per axis, by the settings' interval method; rank distribution; P(rank 1); pairwise P(CRS e > CRS f);
+the simultaneous leading tier.
 """
 
 from __future__ import annotations
@@ -29,80 +30,19 @@ from crsbench.results.record_set import Records
 from crsbench.scoring.axes import AxisScores
 from crsbench.scoring.refits import (RefitSpread, cross_task_terms, refit_axes, refit_rng, spread_from_axes,
                                     task_refit_draws, whole_curve)
-from crsbench.scoring.statistics import OVERALL, BootstrapResult, competition_ranks
-from crsbench.scoring.task_draws import TaskPlan, exact_work, plan_tasks, task_axis_values, task_types_of
+from crsbench.scoring.bootstrap_summary import BootstrapResult, bootstrap_interval, summarise
+from crsbench.scoring.statistics import OVERALL
+from crsbench.scoring.task_draws import AUROC_ENGINES, TaskPlan, exact_work, plan_tasks, task_axis_values, task_types_of
 
 CASE_LABEL = "paired case-and-seed bootstrap (test-set clusters and seeds resampled)"
 REFIT_LABEL = ("paired case, seed and training-sample bootstrap (test-set clusters and seeds resampled, "
                "{k} paired refits per task at 100 % labels)")
-INTERVAL_METHOD = "percentile"
 # batched: every AUROC of a task for all draws at once, exactly (bootstrap_batched); reference: the same
 # values one vector at a time; linearised: the AUROC draws by one matrix product, the degenerate second-order
 # term of the Mann-Whitney statistic dropped (bootstrap_linear); auto: batched while its work is at most
 # EXACT_LIMIT column-case-draws (about 2.5 CPU-minutes), linearised beyond.
-ENGINES = ("auto", "batched", "reference", "linearised")
+ENGINES = ("auto", *AUROC_ENGINES)
 EXACT_LIMIT = 2e10
-
-
-# --------------------------------------------------------------------------- the simultaneous tier
-
-
-def leading_tier(point: np.ndarray, draws: np.ndarray, level: float) -> pd.DataFrame:
-    """A simultaneous confidence set for the best encoder, from the N - 1 differences to the top.
-
-    top = argmax of the point CRS. For every other encoder e, D_e = CRS_top - CRS_e with bootstrap
-    standard error se_e. Multiplicity is controlled by the max statistic: q is the `level` quantile
-    over draws of max_e (D*_e - D_e) / se_e, and the simultaneous lower bounds D_e - q se_e hold
-    for all e at once with probability `level`. e leaves the tier only when its bound is above 0;
-    an encoder whose difference has no spread (se_e = 0) leaves it when D_e > 0.
-    Columns: diff, se, diff_low (simultaneous lower bound), in_leading_tier.
-    """
-    top = int(np.argmax(point))
-    diff = point[top] - point
-    diff_draws = draws[:, [top]] - draws
-    se = diff_draws.std(axis=0, ddof=1) if len(draws) > 1 else np.zeros_like(diff)
-    spread = se > 0
-    spread[top] = False
-    if spread.any():
-        studentised = (diff_draws[:, spread] - diff[spread]) / se[spread]
-        q = float(np.quantile(studentised.max(axis=1), level))
-    else:
-        q = 0.0
-    low = np.where(spread, diff - q * se, diff)
-    keep = np.where(spread, low <= 0, diff <= 0)
-    keep[top] = True
-    return pd.DataFrame({"diff": diff, "se": se, "diff_low": low, "in_leading_tier": keep})
-
-
-def summarise(encoders: Sequence[str], draws: np.ndarray, *, reference: int, level: float, n_seeds: int) -> BootstrapResult:
-    """Intervals, rank distribution, pairwise probabilities and the tier; row 0 of `draws` is the point."""
-    encoders = list(encoders)
-    point, draws = draws[0], draws[1:]
-    n = len(encoders)
-    index = pd.Index(encoders, name="encoder")
-    alpha = 1.0 - level
-    low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
-    low[reference] = high[reference] = np.nan  # CRS 0 by definition: shown as "reference"
-    ranks = competition_ranks(draws)
-    rank_probability = np.stack([(ranks == r).mean(axis=0) for r in range(1, n + 1)], axis=1)
-    intervals = pd.DataFrame({"crs": point, "ci_low": low, "ci_high": high, "p_rank1": rank_probability[:, 0]}, index=index)
-    greater = (draws[:, :, None] > draws[:, None, :]).mean(axis=0)
-    np.fill_diagonal(greater, np.nan)
-    tier = leading_tier(point, draws, level).set_index(index)
-    return BootstrapResult(
-        encoders=tuple(encoders),
-        intervals=intervals,
-        rank_distribution=pd.DataFrame(rank_probability, index=index, columns=[f"rank_{r}" for r in range(1, n + 1)]),
-        pairwise=pd.DataFrame(greater, index=index, columns=pd.Index(encoders, name="versus")),
-        tier=tier,
-        leading_tier=tuple(e for e, keep in zip(encoders, tier["in_leading_tier"]) if keep),
-        top=encoders[int(np.argmax(point))],
-        draws=draws,
-        n_boot=int(draws.shape[0]),
-        n_seeds=int(n_seeds),
-        level=float(level),
-        method=INTERVAL_METHOD,
-    )
 
 
 # --------------------------------------------------------------------------- the bootstrap
@@ -113,7 +53,7 @@ class CaseBootstrap:
     """The paired case-and-seed bootstrap per scope ("overall" and each task).
 
     results: BootstrapResult per scope (draws exclude the point). axis_intervals: per scope,
-    encoder and axis, the point value and its percentile interval, and the difference to the reference
+    encoder and axis, the point value and its interval, and the difference to the reference
     with its paired interval. auroc_draws: (B, N) cross-task
     discrimination per draw, for the rank statistics.
     """
@@ -121,13 +61,13 @@ class CaseBootstrap:
     results: dict[str, BootstrapResult]
     auroc_draws: np.ndarray
     axis_intervals: pd.DataFrame
-    pair_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # pair_rows, every scope
+    pair_intervals: pd.DataFrame  # pair_rows, every scope
+    method: str  # the interval method (settings' `interval`)
+    axis_draws: np.ndarray  # (B, E, A) cross-task axis values per draw (no point): the components'
     label: str = CASE_LABEL
-    method: str = INTERVAL_METHOD
     engine: str = "batched"  # the engine that ran (auto resolved)
     exact_work: float = 0.0  # column-case-draws of the exact AUROC draws, what auto compared with EXACT_LIMIT
     smallest_set: int = 0  # cases of the smallest test or shift set the AUROC draws read
-    axis_draws: np.ndarray | None = None  # (B, E, A) cross-task axis values per draw (no point): the components'
     # the narrower intervals of these fitted probes (test cases and seeds only), per scope; the same as
     # `results` when no refits were stored
     fitted_probes: dict[str, BootstrapResult] = field(default_factory=dict)
@@ -191,8 +131,9 @@ def case_bootstrap(
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
         np.full((config.n_boot, n_enc), np.nan)
     label = REFIT_LABEL.format(k="/".join(str(k) for k in sorted(set(spread.refits.values())))) if inclusive else CASE_LABEL
-    return CaseBootstrap(results, auroc, pd.DataFrame(rows), pd.DataFrame(pairs), label=label, engine=engine,
-                         exact_work=work, smallest_set=smallest, axis_draws=overall[1:], fitted_probes=fitted,
+    return CaseBootstrap(results, auroc, pd.DataFrame(rows), pd.DataFrame(pairs), method=config.interval,
+                         axis_draws=overall[1:], label=label, engine=engine, exact_work=work, smallest_set=smallest,
+                         fitted_probes=fitted,
                          refits=dict(spread.refits) if inclusive else {}, refit_notes=spread.notes)
 
 
@@ -227,18 +168,20 @@ def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scor
     results, rows, pairs = {}, [], []
     for plan in plans:
         draws = crs_batch(per_task[plan.task], ref, config, plan.axes).crs
-        results[plan.task] = summarise(encoders, draws, reference=ref, level=config.level, n_seeds=n_seeds)
-        rows += _axis_rows(plan.task, encoders, plan.axes, per_task[plan.task], config.level, ref)
+        results[plan.task] = summarise(encoders, draws, reference=ref, level=config.level, method=config.interval,
+                                       n_seeds=n_seeds)
+        rows += _axis_rows(plan.task, encoders, plan.axes, per_task[plan.task], config, n_seeds, ref)
         if with_pairs:
             pairs += pair_rows(plan.task, encoders, [*plan.axes, "crs"], np.concatenate(
-                [per_task[plan.task], draws[:, :, None]], axis=-1), config.level)
+                [per_task[plan.task], draws[:, :, None]], axis=-1), config, n_seeds)
     overall = _cross_task(per_task, plans, axis_scores) if overall is None else overall
     overall_crs = crs_batch(overall, ref, config, axis_scores.axes).crs
-    results[OVERALL] = summarise(encoders, overall_crs, reference=ref, level=config.level, n_seeds=n_seeds)
-    rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config.level, ref)
+    results[OVERALL] = summarise(encoders, overall_crs, reference=ref, level=config.level, method=config.interval,
+                                 n_seeds=n_seeds)
+    rows += _axis_rows(OVERALL, encoders, axis_scores.axes, overall, config, n_seeds, ref)
     if with_pairs:
         pairs += pair_rows(OVERALL, encoders, [*axis_scores.axes, "crs"],
-                           np.concatenate([overall, overall_crs[:, :, None]], axis=-1), config.level)
+                           np.concatenate([overall, overall_crs[:, :, None]], axis=-1), config, n_seeds)
     return results, rows, pairs, overall
 
 
@@ -267,15 +210,13 @@ def _cross_task(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_sco
     return total / coverage
 
 
-def _axis_rows(scope: str, encoders: list[str], axes: Sequence[str], values: np.ndarray, level: float,
-               ref: int) -> list[dict]:
-    """Each encoder's axis value with its percentile interval, and its difference to the reference with the
-    paired interval (the same draws for both encoders, so what they share cancels)."""
-    alpha = 1.0 - level
-    quantiles = [alpha / 2, 1 - alpha / 2]
-    low, high = np.quantile(values[1:], quantiles, axis=0)
+def _axis_rows(scope: str, encoders: list[str], axes: Sequence[str], values: np.ndarray, config: CRSConfig,
+               n_seeds: int, ref: int) -> list[dict]:
+    """Each encoder's axis value with its interval, and its difference to the reference with the paired
+    interval (the same draws for both encoders, so what they share cancels)."""
+    low, high = bootstrap_interval(values[1:], config.level, config.interval, n_seeds)
     differences = values - values[:, ref:ref + 1, :]
-    diff_low, diff_high = np.quantile(differences[1:], quantiles, axis=0)
+    diff_low, diff_high = bootstrap_interval(differences[1:], config.level, config.interval, n_seeds)
     return [
         {"scope": scope, "encoder": e, "axis": a, "value": values[0, i, k], "ci_low": low[i, k], "ci_high": high[i, k],
          "diff": differences[0, i, k], "diff_low": diff_low[i, k], "diff_high": diff_high[i, k]}
@@ -284,15 +225,15 @@ def _axis_rows(scope: str, encoders: list[str], axes: Sequence[str], values: np.
     ]
 
 
-def pair_rows(scope: str, encoders: list[str], names: Sequence[str], values: np.ndarray, level: float) -> list[dict]:
+def pair_rows(scope: str, encoders: list[str], names: Sequence[str], values: np.ndarray, config: CRSConfig,
+              n_seeds: int) -> list[dict]:
     """Every ordered pair's paired difference e - f of each axis (and the CRS), row 0 of `values` (B, E, A)
-    the point: the difference at the point, its percentile interval over the same draws for both, and
+    the point: the difference at the point, its interval over the same draws for both, and
     P(e > f) over the draws (a tie counts for neither)."""
-    alpha = 1.0 - level
     out = []
     for i, e in enumerate(encoders):
         differences = values[:, i:i + 1, :] - values  # (B, E, A): e minus each f on the same draw
-        low, high = np.quantile(differences[1:], [alpha / 2, 1 - alpha / 2], axis=0)
+        low, high = bootstrap_interval(differences[1:], config.level, config.interval, n_seeds)
         greater = (differences[1:] > 0).mean(axis=0)
         out += [{"scope": scope, "axis": a, "encoder": e, "versus": f, "diff": differences[0, j, k],
                  "diff_low": low[j, k], "diff_high": high[j, k], "p_greater": greater[j, k]}

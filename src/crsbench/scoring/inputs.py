@@ -14,6 +14,7 @@ from typing import Any
 
 from crsbench.crs.definition import CRSConfig
 from crsbench.results.record_set import Records
+from crsbench.scoring.settings import ScoreContext
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +32,7 @@ class ScoringInputs:
     config: CRSConfig
     key: str
     source: Path | None = None
+    context: ScoreContext = ScoreContext()  # a comparison of bundles: its departures and sources
 
     def with_settings(self, **settings) -> "ScoringInputs":
         """The same records scored with other CRS settings (by name, over these), with their own key."""
@@ -73,15 +75,15 @@ def inputs_key(frame, stored, reference, baselines, class_names, config: CRSConf
 def score_inputs(inputs: ScoringInputs):
     """The second half of every score (`crsbench score`, `report`, `select`, the bundles' `compare` and
     `leaderboard`): the CRS report of inputs read once (no I/O). A partial view says so in its first note
-    and in settings["grid"]."""
+    and in settings.grid."""
     from crsbench.scoring.score import score_records
 
     grid = inputs.records.grid
-    report = score_records(inputs.records, inputs.reference, inputs.config, baselines=list(inputs.baselines),
-                           predictions=inputs.predictions if inputs.config.resample == "cases" else None,
-                           class_names=inputs.class_names or None)
-    if grid is None:  # records not taken as a view of a results folder (a cohort of bundles)
-        return dataclasses.replace(report, inputs_key=inputs.key)
-    notes = ((grid.label(),) if grid.partial_view else ()) + grid.superseded
-    return dataclasses.replace(report, notes=notes + tuple(report.notes),
-                               settings=report.settings.with_grid(grid.as_dict()), inputs_key=inputs.key)
+    context = inputs.context
+    if grid is not None:  # records taken as a view of a results folder (not a cohort of bundles)
+        context = dataclasses.replace(context, grid=grid.as_dict(), lead_notes=(
+            *context.lead_notes, *((grid.label(),) if grid.partial_view else ()), *grid.superseded))
+    return score_records(inputs.records, inputs.reference, inputs.config, baselines=list(inputs.baselines),
+                         predictions=inputs.predictions if inputs.config.resample == "cases" else None,
+                         class_names=inputs.class_names or None,
+                         context=dataclasses.replace(context, inputs_key=inputs.key))

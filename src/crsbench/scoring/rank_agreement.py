@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from crsbench.crs.definition import DEFAULT_INTERVAL, DEFAULT_LEVEL
-from crsbench.scoring.statistics import bootstrap_interval
+from crsbench.crs.statistics_settings import DEFAULT_INTERVAL, DEFAULT_LEVEL
+from crsbench.scoring.bootstrap_summary import bootstrap_interval
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,7 @@ def target_sentence(kind: str, refits: dict[str, int] | None = None, asked: str 
 def fitted_probe_table(boot) -> pd.DataFrame:
     """Per scope and encoder, these fitted probes' summaries where the intervals include training samples
     (a CaseBootstrap with refits); empty otherwise (the intervals shown already are these probes')."""
-    if not getattr(boot, "refits", None):
+    if not boot.refits:
         return pd.DataFrame()
     frames = []
     for scope, result in boot.fitted_probes.items():

@@ -12,32 +12,27 @@ cross-task summary (`scores`) scores the mean of each axis over the tasks that c
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from crsbench.scoring.axis_evidence import axis_evidence, class_table
 from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
-from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, crs_batch
+from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, CRSDefinition, crs_batch
 from crsbench.results.record_set import Records, refits_for
 from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
 from crsbench.scoring.cohort_grid import Incomplete, grid_stage
-from crsbench.scoring.component_tables import (ComponentTables, agreement_by_definition, component_tables,
-                                               components_summary)
+from crsbench.scoring.component_tables import ComponentTables, agreement_by_definition, component_tables
 from crsbench.scoring.gap_variance import leading_gap_variance
 from crsbench.scoring.rank_agreement import rank_agreement, rank_agreement_intervals
-from crsbench.scoring.refits import fitted_probe_table, fitted_probes_summary, target_sentence
+from crsbench.scoring.refits import fitted_probe_table, target_sentence
 from crsbench.results.predictions import Predictions
-from crsbench.scoring.settings import ScoreSettings
-from crsbench.scoring.statistics import (
-    SEED_ONLY_LABEL,
-    SeedBootstrap,
-    competition_ranks,
-    paired_seed_bootstrap,
-    weight_sensitivity,
-)
+from crsbench.scoring.score_report import (Evidence, IntervalTables, PointTables, RankAgreement, ScoreReport,
+                                          TierTables)
+from crsbench.scoring.settings import ScoreContext, ScoreSettings
+from crsbench.scoring.bootstrap_summary import competition_ranks
+from crsbench.scoring.statistics import SEED_ONLY_LABEL, SeedBootstrap, paired_seed_bootstrap, weight_sensitivity
 
 Notes = list[str]
 
@@ -75,112 +70,6 @@ TASK_SCORE_COLUMNS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class ScoreReport:
-    """Every table the CRS stage produces.
-
-    scores_by_task: one row per (task, encoder), tasks in order, best CRS first within a task.
-    scores: the cross-task summary, one row per encoder, sorted by crs_rank, columns SCORE_COLUMNS
-    (a missing axis is NaN and listed in `axes_missing`; `axes_partial` names the axes that cover
-    fewer tasks than the others, with their task count). The reference's interval is NaN: its CRS
-    is 0 by definition, shown as "reference".
-    """
-
-    scores: pd.DataFrame
-    scores_by_task: pd.DataFrame
-    axes: pd.DataFrame
-    axes_by_task: pd.DataFrame
-    axes_by_seed: pd.DataFrame
-    profile: pd.DataFrame
-    rank_distribution: pd.DataFrame
-    pairwise: pd.DataFrame
-    leading_tier_table: pd.DataFrame
-    rank_agreement: pd.DataFrame
-    reversed_pairs: pd.DataFrame
-    weight_sensitivity: pd.DataFrame
-    seed_summary: pd.DataFrame
-    reference: str
-    axes_used: tuple[str, ...]
-    axes_missing: dict[str, str]
-    axes_partial: dict[str, int]
-    leading_tier: tuple[str, ...]
-    leading_tier_by_task: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    baselines: tuple[str, ...] = ()
-    interval_label: str | None = None
-    # what the intervals and the tier are about, one sentence (refits.target_sentence); every output shows it
-    interval_target: str = ""
-    # these fitted probes' narrower summaries (test cases and seeds only), per scope: crs, ci_low, ci_high,
-    # p_rank1, in_leading_tier; empty when the intervals already are these
-    fitted_probes: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # the leading gap's variance by source and the effect of doubling each (gap_variance); {} without a case bootstrap
-    gap_variance: dict = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    settings: ScoreSettings | None = None
-    axis_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)  # case bootstrap: scope, encoder, axis
-    # case bootstrap: each ordered pair's paired difference per scope and axis (and "crs"), P(e > f)
-    pair_intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # what each axis rests on per task (axis_evidence.axis_evidence) and the cases per class of each set
-    axis_evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
-    class_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # the fingerprint of what this value was computed from (report.scored_files.inputs_key), "" when not known:
-    # `report` reuses a stored value only when it equals the fingerprint of what it would score
-    inputs_key: str = ""
-    # the published components with bootstrap probabilities, both definitions, the pairs they part on
-    # (scoring.component_tables; cross-task)
-    components: pd.DataFrame = field(default_factory=pd.DataFrame)
-    pareto_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
-    definitions: pd.DataFrame = field(default_factory=pd.DataFrame)
-    disagreements: pd.DataFrame = field(default_factory=pd.DataFrame)
-    rank_agreement_by_definition: pd.DataFrame = field(default_factory=pd.DataFrame)
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """Every table by file stem, as `write_score_report` writes them."""
-        return {
-            "scores_by_task": self.scores_by_task,
-            "scores": self.scores,
-            "axes": self.axes,
-            "axes_by_task": self.axes_by_task,
-            "axes_by_seed": self.axes_by_seed,
-            "profile": self.profile,
-            "rank_distribution": self.rank_distribution,
-            "pairwise": self.pairwise,
-            "leading_tier": self.leading_tier_table,
-            "rank_agreement": self.rank_agreement,
-            "reversed_pairs": self.reversed_pairs,
-            "weight_sensitivity": self.weight_sensitivity,
-            "seed_summary": self.seed_summary,
-            "axis_intervals": self.axis_intervals,
-            "axis_evidence": self.axis_evidence,
-            "class_counts": self.class_counts,
-            "components": self.components,
-            "pareto_pairs": self.pareto_pairs,
-            "definitions": self.definitions,
-            "disagreements": self.disagreements,
-            "rank_agreement_by_definition": self.rank_agreement_by_definition,
-        }
-
-    def summary(self) -> dict[str, Any]:
-        """The non-tabular facts: reference, constants, axes used, missing and partial, tiers, notes."""
-        return {
-            "reference": self.reference,
-            "axes_used": list(self.axes_used),
-            "axes_missing": dict(self.axes_missing),
-            "axes_partial": dict(self.axes_partial),
-            "baselines": list(self.baselines),
-            "interval": self.interval_label,
-            "interval_target": self.interval_target,
-            "fitted_probes": fitted_probes_summary(getattr(self, "fitted_probes", None)),
-            "leading_gap_variance": dict(getattr(self, "gap_variance", {}) or {}),
-            "leading_tier": list(self.leading_tier),
-            "leading_tier_by_task": {t: list(v) for t, v in self.leading_tier_by_task.items()},
-            "top": self.scores.index[0] if len(self.scores) else None,
-            "rank_agreement": self.rank_agreement.to_dict(orient="records")[0] if len(self.rank_agreement) else {},
-            "notes": list(self.notes),
-            "settings": dict(self.settings or {}),
-            **components_summary(self.components, self.pareto_pairs, self.definitions, self.disagreements,
-                                  self.settings.definition if self.settings else "mean_of_skills",
-                                  self.rank_agreement_by_definition),
-        }
 
 
 # --------------------------------------------------------------------------- stages
@@ -230,15 +119,16 @@ def config_stage(config: CRSConfig, axis_scores: AxisScores) -> tuple[CRSConfig,
             raise ValueError(f"unknown axis weight name(s) {unknown}; expected some of {list(AXES)}")
         dropped = sorted(set(weights) - set(used))
         if dropped:
-            notes.append(f"axis weight(s) for {dropped} ignored: the axis is missing")
+            notes.append(f"axis weight(s) for {', '.join(dropped)} ignored: the axis is missing")
         config = config.model_copy(update={"axis_weights": {a: w for a, w in weights.items() if a in used}})
     config.chain(used)  # rejects weights that leave no axis
     if axis_scores.missing:
-        notes.append(f"CRS computed on {len(used)} axes {list(used)}; missing: {axis_scores.missing}")
+        missing = "; ".join(f"{axis} ({reason})" for axis, reason in axis_scores.missing.items())
+        notes.append(f"CRS computed on {len(used)} axes ({', '.join(used)}); missing: {missing}")
     return config, notes
 
 
-def _scope_table(values: pd.DataFrame, axes: Sequence[str], reference: str, config: CRSConfig) -> pd.DataFrame:
+def _scope_table(values: pd.DataFrame, axes: Sequence[str], reference: str, config: CRSDefinition) -> pd.DataFrame:
     """Axis values and the CRS with its components for one scope (a task, or the cross-task means)."""
     axes = list(axes)
     ref = list(values.index).index(reference)
@@ -257,7 +147,7 @@ class PointScores:
     profile: pd.DataFrame  # u, the skill per axis, cross-task
 
 
-def point_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[PointScores, Notes]:
+def point_stage(axis_scores: AxisScores, reference: str, config: CRSDefinition) -> tuple[PointScores, Notes]:
     used = list(axis_scores.axes)
     overall = _scope_table(axis_scores.table, used, reference, config)
     per_task = axis_scores.per_task.set_index("encoder")
@@ -327,8 +217,8 @@ class Agreement:
 
 
 def agreement_stage(
-    scores: pd.DataFrame, used: tuple[str, ...], baselines: tuple[str, ...], boot: SeedBootstrap | None, config: CRSConfig,
-    n_seeds: int,
+    scores: pd.DataFrame, used: tuple[str, ...], baselines: tuple[str, ...], boot: SeedBootstrap | CaseBootstrap | None,
+    config: CRSConfig, n_seeds: int,
 ) -> tuple[Agreement, Notes]:
     """AUROC vs CRS rank statistics on the cohort without floor baselines, with bootstrap intervals."""
     if "discrimination" not in used:
@@ -336,34 +226,36 @@ def agreement_stage(
             "no discrimination axis: AUROC-vs-CRS agreement not computed"
         ]
     cohort = scores.drop(index=list(baselines))
-    notes = [f"rank statistics on {len(cohort)} encoders, without the floor baseline(s) {list(baselines)}"] if baselines else []
+    notes = [f"rank statistics on {len(cohort)} encoders, without the floor baseline(s) {', '.join(baselines)}"] if baselines else []
     agreement = rank_agreement(cohort["discrimination"], cohort["crs"])
     if boot is None:
         table, pairs = agreement.summary(), agreement.reversed_pairs
     else:
         table, pairs = rank_agreement_intervals(
             agreement, boot.overall.encoders, boot.auroc_draws, boot.overall.draws,
-            n_seeds=n_seeds, level=config.level, method=getattr(boot, "method", config.interval),
+            n_seeds=n_seeds, level=config.level, method=boot.method,
         )
         table["interval"] = boot.label
     return Agreement(table, pairs, _ranks(cohort["discrimination"]).reindex(scores.index)), notes
 
 
-def components_stage(axis_scores: AxisScores, reference: str, config: CRSConfig, boot, baselines: tuple[str, ...]
+def components_stage(axis_scores: AxisScores, reference: str, config: CRSConfig,
+                     boot: SeedBootstrap | CaseBootstrap | None, baselines: tuple[str, ...]
                      ) -> tuple[ComponentTables, Notes]:
     """The components on the cross-task axes, both definitions and AUROC against each, with the bootstrap's
     axis draws when it ran."""
-    draws = getattr(boot, "axis_draws", None) if boot is not None else None
+    draws = boot.axis_draws if boot is not None else None
     values = axis_scores.table[list(axis_scores.axes)]
     tables = component_tables(values, draws, reference, config)
     agreement = agreement_by_definition(values, draws, reference, config, baselines, n_seeds=len(axis_scores.seeds),
-                                        method=getattr(boot, "method", config.interval))
+                                        method=config.interval if boot is None else boot.method)
     if boot is not None and len(agreement):
         agreement["interval"] = boot.label
     reversals = tables.disagreements[tables.disagreements["verdict"] == "reversal"] if len(tables.disagreements) else []
     note = (f"the two CRS definitions order {len(tables.disagreements)} pair(s) differently, {len(reversals)} of them "
             f"resolved both ways by the bootstrap (reversals); ranking by {config.definition}")
-    return replace(tables, agreement=agreement), [note]
+    return ComponentTables(tables.components, tables.pareto_pairs, tables.definitions, tables.disagreements,
+                           agreement), [note]
 
 
 def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig) -> tuple[pd.DataFrame, Notes]:
@@ -377,7 +269,8 @@ def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig
     return sensitivity, [note]
 
 
-def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, baselines: tuple[str, ...]) -> ScoreSettings:
+def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, baselines: tuple[str, ...],
+                context: ScoreContext) -> ScoreSettings:
     chain = config.chain(axis_scores.axes)
     constants = config.constants(axis_scores.axes)
     return ScoreSettings(
@@ -403,6 +296,9 @@ def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, base
         definition=config.definition,
         components={"tolerance": config.tolerance, "balance_tau": config.balance_tau,
                     "component_weights": dict(zip(("dominance", "balance", "worst"), map(float, chain.component_weights)))},
+        grid=None if context.grid is None else dict(context.grid),
+        departures=tuple(context.departures),
+        sources=tuple(dict(s) for s in context.sources),
     )
 
 
@@ -418,8 +314,9 @@ def score_records(
     predictions: Predictions | None = None,
     incomplete: Incomplete = "refuse",
     class_names: Mapping[str, Sequence[str]] | None = None,
+    context: ScoreContext = ScoreContext(),
 ) -> ScoreReport:
-    """Axes, CRS per task and across tasks, seed-only bootstrap, rank agreement and sensitivity.
+    """Axes, CRS per task and across tasks, the bootstrap, rank agreement and sensitivity.
 
     reference: an encoder name; None picks the first encoder alphabetically (the CLI passes the
     suite's reference). `config` holds the anchors, scales, weights and the bootstrap and
@@ -430,9 +327,10 @@ def score_records(
     fraction or condition the others have, or stored predictions when the others have theirs): a
     DataError names it and what it lacks, unless `incomplete="exclude"` leaves it out, with a note, and
     scores the others exactly as without it (grid_stage). `class_names` (task -> names) lets the axis
-    evidence name classes (the records hold indices only).
+    evidence name classes (the records hold indices only). `context`: what the caller knows of the inputs
+    (their fingerprint, notes to lead with, the results view, a comparison's sources), carried into the report.
     """
-    notes: Notes = []
+    notes: Notes = list(context.lead_notes)
 
     def keep(stage_result):
         result, stage_notes = stage_result
@@ -446,25 +344,37 @@ def score_records(
     reference = keep(reference_stage(list(axis_scores.encoders), reference))
     baselines = keep(baseline_stage(list(axis_scores.encoders), baselines))
     config = keep(config_stage(config, axis_scores))
-    point = keep(point_stage(axis_scores, reference, config))
+    point = keep(point_stage(axis_scores, reference, config.score_definition))
     boot = keep(bootstrap_stage(records, axis_scores, reference, config, predictions))
     overall = with_intervals(point.overall, boot.overall if boot else None)
     agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
     sensitivity = keep(sensitivity_stage(axis_scores, reference, config))
     parts = keep(components_stage(axis_scores, reference, config, boot, baselines))
-    report = _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines,
-                       records, notes, class_names)
-    return replace(report, components=parts.components, pareto_pairs=parts.pareto_pairs,
-                   definitions=parts.definitions, disagreements=parts.disagreements,
-                   rank_agreement_by_definition=parts.agreement)
+    return ScoreReport(
+        reference=reference,
+        axes_used=tuple(axis_scores.axes),
+        axes_missing=dict(axis_scores.missing),
+        axes_partial=axis_scores.partial_axes(),
+        baselines=tuple(baselines),
+        notes=tuple(notes),
+        settings=settings_of(config, reference, axis_scores, baselines, context),
+        inputs_key=context.inputs_key,
+        point=_point_tables(axis_scores, point, boot, overall, agreement, sensitivity, baselines, records),
+        intervals=_interval_tables(axis_scores, reference, config, boot),
+        tier=_tier_tables(axis_scores, boot),
+        agreement=RankAgreement(agreement.table, agreement.reversed_pairs),
+        components=parts,
+        evidence=Evidence(axis_evidence(records.frame, class_names), class_table(records.frame, class_names)),
+    )
 
 
 def _sorted_by_crs(table: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["crs_rank", "crs"], ascending=[True, False], kind="stable")
 
 
-def _assemble(axis_scores, reference, config, point, boot, overall, agreement, sensitivity, baselines, records,
-              notes, class_names=None) -> ScoreReport:
+def _point_tables(axis_scores: AxisScores, point: PointScores, boot: SeedBootstrap | CaseBootstrap | None,
+                  overall: pd.DataFrame, agreement: Agreement, sensitivity: pd.DataFrame, baselines: tuple[str, ...],
+                  records: Records) -> PointTables:
     overall = overall.copy()
     overall["auroc_rank"] = agreement.auroc_rank
     overall["baseline"] = overall.index.isin(baselines)
@@ -475,37 +385,35 @@ def _assemble(axis_scores, reference, config, point, boot, overall, agreement, s
         table = with_intervals(table, boot.results[task] if boot else None)
         table["baseline"] = table.index.isin(baselines)
         frames.append(_sorted_by_crs(table).reset_index().reindex(columns=list(TASK_SCORE_COLUMNS)))
-    overall_boot = boot.overall if boot else None
-    return ScoreReport(
+    return PointTables(
         scores=scores,
         scores_by_task=pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TASK_SCORE_COLUMNS),
         axes=axis_scores.table,
         axes_by_task=axis_scores.per_task,
         axes_by_seed=axis_scores.per_seed,
         profile=point.profile,
-        rank_distribution=overall_boot.rank_distribution if boot else pd.DataFrame(),
-        pairwise=overall_boot.pairwise if boot else pd.DataFrame(),
-        leading_tier_table=overall_boot.tier if boot else pd.DataFrame(),
-        rank_agreement=agreement.table,
-        reversed_pairs=agreement.reversed_pairs,
-        weight_sensitivity=sensitivity,
         seed_summary=records.seed_means(),
-        reference=reference,
-        axes_used=tuple(axis_scores.axes),
-        axes_missing=dict(axis_scores.missing),
-        axes_partial=axis_scores.partial_axes(),
-        leading_tier=overall_boot.leading_tier if boot else (),
-        leading_tier_by_task={t: boot.results[t].leading_tier for t in axis_scores.tasks} if boot else {},
-        baselines=tuple(baselines),
-        interval_label=boot.label if boot else None,
-        interval_target=target_sentence("none" if boot is None else "cases" if isinstance(boot, CaseBootstrap) else "seeds",
-                                        getattr(boot, "refits", {}), config.target),
-        fitted_probes=fitted_probe_table(boot),
-        gap_variance=leading_gap_variance(boot, axis_scores, reference, config) if isinstance(boot, CaseBootstrap) else {},
-        notes=tuple(notes),
-        settings=settings_of(config, reference, axis_scores, baselines),
-        axis_intervals=getattr(boot, "axis_intervals", pd.DataFrame()),
-        pair_intervals=getattr(boot, "pair_intervals", pd.DataFrame()),
-        axis_evidence=axis_evidence(records.frame, class_names),
-        class_counts=class_table(records.frame, class_names),
+        weight_sensitivity=sensitivity,
     )
+
+
+def _interval_tables(axis_scores: AxisScores, reference: str, config: CRSConfig,
+                     boot: SeedBootstrap | CaseBootstrap | None) -> IntervalTables:
+    cases = isinstance(boot, CaseBootstrap)
+    return IntervalTables(
+        label=boot.label if boot else None,
+        target=target_sentence("none" if boot is None else "cases" if cases else "seeds",
+                               boot.refits if cases else {}, config.target),
+        rank_distribution=boot.overall.rank_distribution if boot else pd.DataFrame(),
+        axis_intervals=boot.axis_intervals if cases else pd.DataFrame(),
+        pair_intervals=boot.pair_intervals if cases else pd.DataFrame(),
+        fitted_probes=fitted_probe_table(boot) if cases else pd.DataFrame(),
+        gap_variance=leading_gap_variance(boot, axis_scores, reference, config) if cases else {},
+    )
+
+
+def _tier_tables(axis_scores: AxisScores, boot: SeedBootstrap | CaseBootstrap | None) -> TierTables:
+    if boot is None:
+        return TierTables(pd.DataFrame(), pd.DataFrame(), (), {})
+    return TierTables(boot.overall.pairwise, boot.overall.tier, boot.overall.leading_tier,
+                      {t: boot.results[t].leading_tier for t in axis_scores.tasks})

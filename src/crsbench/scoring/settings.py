@@ -14,6 +14,20 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class ScoreContext:
+    """What a caller knows of the inputs beyond the records, carried into the report as it is built: the
+    inputs' fingerprint (scoring.inputs.inputs_key), notes that lead (a partial view, a comparison's
+    departures), the results view the records are (coverage.GridStatus.as_dict), and a comparison of
+    bundles' departures and sources."""
+
+    inputs_key: str = ""
+    lead_notes: tuple[str, ...] = ()
+    grid: dict[str, Any] | None = None
+    departures: tuple[str, ...] = ()
+    sources: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
 class ScoreSettings(Mapping):
     reference: str
     anchors: dict[str, float]
@@ -45,12 +59,6 @@ class ScoreSettings(Mapping):
     @property
     def partial_view(self) -> bool:
         return bool((self.grid or {}).get("partial_view"))
-
-    def with_grid(self, grid: dict[str, Any]) -> "ScoreSettings":
-        return dataclasses.replace(self, grid=dict(grid))
-
-    def with_sources(self, departures, sources) -> "ScoreSettings":
-        return dataclasses.replace(self, departures=tuple(departures), sources=tuple(dict(s) for s in sources))
 
     # the mapping view: JSON-ready values (tuples as lists); `grid` only once a view is attached,
     # `departures` and `sources` only for a comparison of bundles, so a plain score's summary keeps its keys

@@ -47,7 +47,7 @@ from crsbench.crs import axis_math
 
 from crsbench.metrics import classification as metrics
 from crsbench.scoring.axes import AXES
-from crsbench.crs.definition import CRSConfig, crs_batch
+from crsbench.crs.definition import CRSDefinition, crs_batch
 from crsbench.results.records import RECORD_SCHEMA_VERSION
 from crsbench.results.predictions import CaseSet, Predictions, probability_hash
 
@@ -476,7 +476,7 @@ def population_calibration_errors(design: Design) -> pd.DataFrame:
     return pd.DataFrame({t.name: _population_two_class(t.separation, t.slope, design) for t in design.encoders}).T
 
 
-def population_crs(design: Design, reference: str, config: CRSConfig, over_refits: bool = False) -> pd.Series:
+def population_crs(design: Design, reference: str, config: CRSDefinition, over_refits: bool = False) -> pd.Series:
     values = population_axes(design, over_refits)
     ref = list(values.index).index(reference)
     return pd.Series(crs_batch(values.to_numpy(), ref, config, list(AXES)).crs, index=values.index)

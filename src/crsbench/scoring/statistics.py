@@ -1,5 +1,5 @@
-"""Statistics on the CRS: the seed-only paired bootstrap, the intervals both bootstraps share, and the
-sensitivity of the ranking to the weights (AUROC-vs-CRS rank agreement: scoring/rank_agreement.py).
+"""Statistics on the CRS: the seed-only paired bootstrap and the sensitivity of the ranking to the weights
+(AUROC-vs-CRS rank agreement: scoring/rank_agreement.py; the summary of the draws: scoring/bootstrap_summary.py).
 
 The seed-only bootstrap resamples seed indices with replacement, one draw shared by every encoder
 and task (the seed fixes the label subset every encoder sees, so seeds are paired), and recomputes
@@ -16,22 +16,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from crsbench.scoring.axes import AxisScores, seed_weighted_axis_values
-from crsbench.crs.definition import (
-    DEFAULT_CONFIG,
-    DEFAULT_INTERVAL,
-    DEFAULT_LEVEL,
-    DEFAULT_N_BOOT,
-    INTERVAL_METHODS,
-    CRSConfig,
-    crs_chain,
-    reference_index,
-    validate_axis_table,
-)
-
-__all__ = ["DEFAULT_N_BOOT", "DEFAULT_LEVEL", "DEFAULT_INTERVAL", "INTERVAL_METHODS"]  # re-exported from crs
+from crsbench.crs.definition import DEFAULT_CONFIG, CRSConfig, crs_chain, reference_index, validate_axis_table
+from crsbench.scoring.bootstrap_summary import BootstrapResult, competition_ranks, summarise
 
 SEED_ONLY_LABEL = "seed-only bootstrap (ignores test-set uncertainty)"
 OVERALL = "overall"
@@ -78,70 +66,7 @@ def crs_from_counts(
     return crs, auroc
 
 
-def competition_ranks(scores: np.ndarray) -> np.ndarray:
-    """Rank 1 = best; rank = 1 + number of strictly better encoders, so ties share the better rank."""
-    scores = np.atleast_2d(scores)
-    return 1 + (scores[:, None, :] > scores[:, :, None]).sum(axis=-1)
-
-
-# --------------------------------------------------------------------------- intervals
-
-
-def interval_quantiles(level: float = DEFAULT_LEVEL, method: str = DEFAULT_INTERVAL, n_seeds: int = 5) -> tuple[float, float]:
-    """Lower and upper quantiles of the bootstrap distribution that make the interval.
-
-    `percentile`: (alpha/2, 1 - alpha/2). `expanded`: Hesterberg's expanded percentile interval,
-    which widens the percentile interval for small samples by using the quantile
-    Phi(-sqrt(n/(n-1)) t_{alpha/2, n-1}) instead of alpha/2, where n is the number of seeds: a
-    plain percentile interval from n = 5 seeds is too narrow (docs/crs.md, "Coverage").
-    """
-    if not 0 < level < 1:
-        raise ValueError(f"level is {level}: must be in (0, 1)")
-    if method not in INTERVAL_METHODS:
-        raise ValueError(f"unknown interval method {method!r}; expected one of {INTERVAL_METHODS}")
-    alpha = 1.0 - level
-    if method == "percentile" or n_seeds < 2:
-        return alpha / 2, 1 - alpha / 2
-    t = sps.t.ppf(1 - alpha / 2, n_seeds - 1)
-    lower = float(sps.norm.cdf(-np.sqrt(n_seeds / (n_seeds - 1)) * t))
-    return lower, 1 - lower
-
-
-def bootstrap_interval(
-    draws: np.ndarray, level: float = DEFAULT_LEVEL, method: str = DEFAULT_INTERVAL, n_seeds: int = 5
-) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) over the first axis of `draws`."""
-    low_q, high_q = interval_quantiles(level, method, n_seeds)
-    low, high = np.quantile(draws, [low_q, high_q], axis=0)
-    return low, high
-
-
 # --------------------------------------------------------------------------- the bootstrap
-
-
-@dataclass(frozen=True)
-class BootstrapResult:
-    """Everything the paired-seed bootstrap reports.
-
-    intervals: index encoder; crs (point), ci_low, ci_high, p_rank1.
-    rank_distribution: index encoder, columns rank_1..rank_N, P(rank) per encoder (rows sum to 1).
-    pairwise: P(CRS row > CRS column), diagonal NaN.
-    tier: paired difference to the top encoder: diff (point), diff_low, diff_high, in_leading_tier.
-    draws: (n_boot, N) CRS per draw, in `encoders` order.
-    """
-
-    encoders: tuple[str, ...]
-    intervals: pd.DataFrame
-    rank_distribution: pd.DataFrame
-    pairwise: pd.DataFrame
-    tier: pd.DataFrame
-    leading_tier: tuple[str, ...]
-    top: str
-    draws: np.ndarray
-    n_boot: int
-    n_seeds: int
-    level: float
-    method: str
 
 
 @dataclass(frozen=True)
@@ -150,8 +75,9 @@ class SeedBootstrap:
 
     results: dict[str, BootstrapResult]
     auroc_draws: np.ndarray  # (n_boot, N) cross-task discrimination per draw, for the rank statistics
+    axis_draws: np.ndarray  # (n_boot, N, A) cross-task axis values per draw: the components'
+    method: str  # the interval method (settings' `interval`)
     label: str = SEED_ONLY_LABEL
-    axis_draws: np.ndarray | None = None  # (n_boot, N, A) cross-task axis values per draw: the components'
 
     @property
     def overall(self) -> BootstrapResult:
@@ -167,8 +93,9 @@ def paired_seed_bootstrap(
 ) -> SeedBootstrap:
     """Paired-seed bootstrap of the CRS per task and across tasks (see the module docstring).
 
-    Draws `config.n_boot` seed resamples from `config.seed`, shared by every scope. It ignores
-    test-set uncertainty (case_bootstrap.case_bootstrap resamples test cases too).
+    Draws `config.n_boot` seed resamples from `config.seed`, shared by every scope, and summarises them
+    as the case bootstrap does (bootstrap_summary.summarise). It ignores test-set uncertainty
+    (scoring.case_bootstrap resamples test cases too).
     """
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
@@ -180,67 +107,11 @@ def paired_seed_bootstrap(
     for scope in (*axis_scores.tasks, OVERALL):
         point, _ = crs_from_counts(axis_scores, np.ones((1, n_seeds)), ref, config, scope)
         draws, auroc = crs_from_counts(axis_scores, counts, ref, config, scope, chunk_size=chunk_size)
-        results[scope] = summarise_draws(
-            encoders, point[0], draws, n_seeds=n_seeds, level=config.level, method=config.interval, reference=ref
-        )
+        results[scope] = summarise(encoders, np.vstack([point, draws]), reference=ref, level=config.level,
+                                   method=config.interval, n_seeds=n_seeds)
         auroc_draws = auroc
-    return SeedBootstrap(results, auroc_draws, axis_draws=scope_axis_values(axis_scores, counts, OVERALL)[0])
-
-
-def summarise_draws(
-    encoders: Sequence[str],
-    point: np.ndarray,
-    draws: np.ndarray,
-    *,
-    n_seeds: int,
-    level: float = DEFAULT_LEVEL,
-    method: str = DEFAULT_INTERVAL,
-    reference: int | None = None,
-) -> BootstrapResult:
-    """Intervals, rank distribution, pairwise probabilities and the leading tier from CRS draws.
-
-    The reference's CRS is 0 in every draw by definition: its interval is NaN (shown as
-    "reference"), never a zero-width interval.
-    """
-    encoders = list(encoders)
-    n = len(encoders)
-    index = pd.Index(encoders, name="encoder")
-    low, high = bootstrap_interval(draws, level, method, n_seeds)
-    if reference is not None:
-        low[reference] = high[reference] = np.nan
-    ranks = competition_ranks(draws)
-    rank_probability = np.stack([(ranks == r).mean(axis=0) for r in range(1, n + 1)], axis=1)
-    intervals = pd.DataFrame(
-        {"crs": point, "ci_low": low, "ci_high": high, "p_rank1": rank_probability[:, 0]}, index=index
-    )
-    rank_distribution = pd.DataFrame(rank_probability, index=index, columns=[f"rank_{r}" for r in range(1, n + 1)])
-    greater = (draws[:, :, None] > draws[:, None, :]).mean(axis=0)
-    np.fill_diagonal(greater, np.nan)
-    pairwise = pd.DataFrame(greater, index=index, columns=pd.Index(encoders, name="versus"))
-
-    top = int(np.argmax(point))  # ties: the first in encoder order
-    difference = draws[:, [top]] - draws
-    diff_low, diff_high = bootstrap_interval(difference, level, method, n_seeds)
-    unresolved = (diff_low <= 0) & (diff_high >= 0)
-    unresolved[top] = True
-    tier = pd.DataFrame(
-        {"diff": point[top] - point, "diff_low": diff_low, "diff_high": diff_high, "in_leading_tier": unresolved},
-        index=index,
-    )
-    return BootstrapResult(
-        encoders=tuple(encoders),
-        intervals=intervals,
-        rank_distribution=rank_distribution,
-        pairwise=pairwise,
-        tier=tier,
-        leading_tier=tuple(e for e, keep in zip(encoders, unresolved) if keep),
-        top=encoders[top],
-        draws=draws,
-        n_boot=int(draws.shape[0]),
-        n_seeds=int(n_seeds),
-        level=float(level),
-        method=method,
-    )
+    return SeedBootstrap(results, auroc_draws, axis_draws=scope_axis_values(axis_scores, counts, OVERALL)[0],
+                         method=config.interval)
 
 
 # --------------------------------------------------------------------------- sensitivity

@@ -25,6 +25,9 @@ from crsbench.scoring.bootstrap_batched import draw_aurocs
 from crsbench.scoring.bootstrap_linear import draw_aurocs_linear
 
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
+# The engines by name (the settings' `bootstrap_engine`, "auto" aside): the function that computes every AUROC
+# draw of a set at once, or None for the reference engine, one vector and one chunk of draws at a time.
+AUROC_ENGINES = {"batched": draw_aurocs, "linearised": draw_aurocs_linear, "reference": None}
 SHIFT_PREFIX = "shift:"  # precomputed AUROCs on the shift set, apart from the same hash on the test set
 
 
@@ -277,9 +280,10 @@ def task_axis_values(plan: TaskPlan, stored: Predictions, task_type: str, rng: n
     values = np.empty((n_draws, n_enc, len(plan.axes)))
     vectors: dict[str, _Vectors] = {}
     precomputed: dict[str, np.ndarray] = {}
-    if engine in ("batched", "linearised"):
+    all_at_once = AUROC_ENGINES[engine]
+    if all_at_once is not None:
         precomputed = _auroc_draws_of_test_and_shift(plan, stored, task_type, counts, codes, shift_counts, shift_codes,
-                                                     draw_aurocs_linear if engine == "linearised" else draw_aurocs)
+                                                     all_at_once)
     chunk = max(1, MAX_CELLS // max(len(codes), 1))
     for start in range(0, n_draws, chunk):
         part = slice(start, start + chunk)

@@ -29,7 +29,7 @@ from crsbench.report.claims import (
     AXIS_WORDS, floor_sentences, small_class_sentences, target_line, thin_sentences, tier_against_p_rank1)
 
 if TYPE_CHECKING:  # annotations only: the advice reads the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 # what a label-efficiency or robustness value is, for the sentence that compares them
 AXIS_MEANING = {
@@ -84,17 +84,12 @@ def _scaled(scores: pd.DataFrame, axes, anchors: Mapping[str, float], scales: Ma
                         index=scores.index)
 
 
-def standard_errors(tier: pd.DataFrame, level: float = 0.95) -> dict[str, float] | None:
-    """Standard error of each encoder's CRS difference to the top: the tier's own `se`, or, from a
-    tier that gives only a percentile interval of the difference, its width over 2 z (normal approximation)."""
-    if tier is None or tier.empty:
+def standard_errors(tier: pd.DataFrame) -> dict[str, float] | None:
+    """Standard error of each encoder's CRS difference to the top: the tier table's own `se`
+    (bootstrap_summary.TIER_COLUMNS, whichever bootstrap ran); None without a tier."""
+    if tier.empty:
         return None
-    if "se" in tier:
-        return {str(e): float(v) for e, v in tier["se"].items()}
-    if {"diff_low", "diff_high"} <= set(tier.columns):
-        z = float(norm.ppf(0.5 + level / 2))
-        return {str(e): float(h - l) / (2 * z) for e, l, h in zip(tier.index, tier["diff_low"], tier["diff_high"])}
-    return None
+    return {str(e): float(v) for e, v in tier["se"].items()}
 
 
 def units_needed(diff: float, se: float, q: float, n_test: int, power: float = SEPARATION_POWER) -> float:
@@ -110,13 +105,13 @@ def separation_table(report: ScoreReport, evidence: Evidence, power: float = SEP
     derived from the tier's own bound (module docstring). n_half: units at which the bound touches 0 on a
     test set like this one; n_power: units for `power`; seeds_power: seeds instead, on this test set (NaN
     where more seeds alone cannot)."""
-    table = getattr(report, "leading_tier_table", None)
-    tier = list(getattr(report, "leading_tier", ()))
+    table = report.tier.table
+    tier = list(report.tier.members)
     rows = []
-    if table is None or table.empty or not {"diff", "diff_low"} <= set(table.columns) or len(tier) < 2:
+    if table.empty or len(tier) < 2:
         return pd.DataFrame(columns=list(SEPARATION_COLUMNS))
-    ses = standard_errors(table, report.settings.level) or {}
-    top = str(report.scores.index[0])
+    ses = standard_errors(table) or {}
+    top = str(report.point.scores.index[0])
     for encoder in tier:
         if encoder == top or encoder not in table.index:
             continue
@@ -168,10 +163,10 @@ def recommendation(report: ScoreReport, evidence: Evidence) -> list[str]:
     """Sentences in reading order: the choice and why, what higher-AUROC alternatives lose, a floor
     baseline the encoders did not beat, axes resting on too little, the tier against P(#1), and when the
     data cannot separate the leading encoders, what would."""
-    scores = report.scores
+    scores = report.point.scores
     if scores.empty:
         return ["No encoder could be scored."]
-    tier = list(report.leading_tier)
+    tier = list(report.tier.members)
     if not tier:
         return [f"{scores.index[0]} has the highest CRS ({float(scores.iloc[0]['crs']):.2f}); no bootstrap was run, "
                 "so there is no leading tier to recommend from."]
@@ -179,7 +174,7 @@ def recommendation(report: ScoreReport, evidence: Evidence) -> list[str]:
     scaled = _scaled(scores, axes, report.settings.anchors, report.settings.scales)
     top = str(scores.index[0])
     row = scores.loc[top]
-    thin = thin_axes(getattr(report, "axis_evidence", None))
+    thin = thin_axes(report.evidence.axis_evidence)
     sentences = []
     if len(tier) == 1:
         sentences.append(f"Recommendation: {top}, alone in the leading tier ({_crs_words(top, row, report)}).")
@@ -196,7 +191,7 @@ def recommendation(report: ScoreReport, evidence: Evidence) -> list[str]:
     sentences += _higher_auroc(top, scores, scaled, axes, meaning)
     sentences += tier_against_p_rank1(report)
     sentences.append(target_line(report))
-    sentences.append(gap_sentence(getattr(report, "gap_variance", {}) or {}))
+    sentences.append(gap_sentence(report.intervals.gap_variance))
     if len(tier) > 1:
         sentences += _what_would_separate(top, tier, report, evidence)
     return [s for s in sentences if s]
@@ -211,9 +206,9 @@ def _how_separated(top: str, scores: pd.DataFrame, report: ScoreReport, evidence
     if len(scores) < 2:
         return []
     runner = str(scores.index[1])
-    table = getattr(report, "leading_tier_table", None)
+    table = report.tier.table
     sentences = []
-    if table is not None and runner in getattr(table, "index", ()) and {"diff", "diff_low"} <= set(table.columns):
+    if runner in table.index:
         sentences.append(
             f"Separation from the runner-up {runner}: CRS difference {float(table.loc[runner, 'diff']):.2f}, at least "
             f"{float(table.loc[runner, 'diff_low']):.2f} at the tier's one-sided 95% bound (simultaneous over every "
@@ -234,8 +229,8 @@ def _crs_words(encoder: str, row, report: ScoreReport) -> str:
 
 def robustness_meaning(report: ScoreReport) -> str:
     """What the robustness value is on this cohort: perturbations, a shift set, or both (from what ran)."""
-    table = getattr(report, "axis_evidence", None)
-    if table is None or table.empty:
+    table = report.evidence.axis_evidence
+    if table.empty:
         return AXIS_MEANING["robustness"]
     rows = table[table["axis"] == "robustness"]
     perturbed, shifted = bool((rows["n_perturbations"] > 0).any()), bool((rows["n_shift"] > 0).any())

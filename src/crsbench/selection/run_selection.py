@@ -13,7 +13,7 @@ from crsbench.scoring.inputs import ScoringInputs, score_inputs
 from crsbench.selection.workflow import SELECT_N_BOOT, PreparedSelection, Selection, SelectionRequest, prepare_selection
 
 if TYPE_CHECKING:  # annotations only
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 
 def select(request, *, say=None, progress: Progress | None = None, dry_run: bool = False) -> Selection:
@@ -67,10 +67,10 @@ def selection_evidence(inputs: ScoringInputs, scored: ScoreReport, prepared: Pre
     test = prepared.dataset.split("test")
     n_test = len(np.unique(test.groups)) if prepared.cohort.group_column else len(test)
     seed_se = None
-    if len(scored.leading_tier) > 1:  # the same records, resampled over seeds alone
+    if len(scored.tier.members) > 1:  # the same records, resampled over seeds alone
         seed_only = score_inputs(dataclasses.replace(inputs, reference=scored.reference)
                                  .with_settings(resample="seeds", n_weight_draws=0))
-        seed_se = advice.standard_errors(seed_only.leading_tier_table, float(seed_only.settings.level))
+        seed_se = advice.standard_errors(seed_only.tier.table)
     return advice.Evidence(n_test=n_test, n_seeds=len(prepared.suite.seeds), unit=prepared.cohort.unit,
                            seed_se=seed_se, seconds_per_image=prepared.seconds_per_image or None,
                            n_test_images=len(test), class_names=tuple(prepared.dataset.meta.class_names))

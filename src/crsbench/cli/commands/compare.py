@@ -13,7 +13,7 @@ from crsbench.cli.options import ALLOW, CRS_DEFINITION, N_BOOT, REFERENCE, SOURC
 from crsbench.cli.show import show_scores
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
-    from crsbench.scoring.score import ScoreReport
+    from crsbench.scoring.score_report import ScoreReport
 
 COMPARE_SCHEMA = "crsbench.compare/1"  # crsbench.score/1's keys, plus the departures and the sources merged
 

@@ -87,7 +87,7 @@ def selection_data(selection, dry_run: bool) -> dict:
         "suite": str(prepared.suite_file),
         "reference": prepared.reference,
         "plan": _plan_data(prepared),
-        "leading_tier": list(scored.leading_tier) if scored is not None else None,
+        "leading_tier": list(scored.tier.members) if scored is not None else None,
         "advice": list(selection.advice),
         "report": str(selection.report_html) if selection.report_html else None,
         "run_s": selection.run_s,
@@ -154,7 +154,7 @@ def select(
         return
     scored = selection.scored
     out.show(report.run_summary_line(selection.summary, selection.total_s))
-    out.result(f"Leading tier: {', '.join(scored.leading_tier) or '-'}", "bold")
+    out.result(f"Leading tier: {', '.join(scored.tier.members) or '-'}", "bold")
     for sentence in selection.advice:
         out.result(sentence)
     out.show(report.scores_table(scored))

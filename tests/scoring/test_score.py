@@ -25,10 +25,9 @@ from crsbench.report import write_score_report
 from crsbench.errors import DataError
 from crsbench.scoring.rank_agreement import rank_agreement
 from crsbench.scoring.score import SCORE_COLUMNS, ScoreReport, score_records
+from crsbench.scoring.bootstrap_summary import competition_ranks, interval_quantiles
 from crsbench.scoring.statistics import (
-    competition_ranks,
     crs_from_counts,
-    interval_quantiles,
     paired_seed_bootstrap,
     seed_resample_counts,
     weight_sensitivity,
@@ -267,38 +266,38 @@ def test_weight_sensitivity_keeps_a_dominating_encoder_on_top_and_names_the_move
 
 
 def test_scores_table_has_every_column_and_is_sorted_by_crs(report):
-    assert list(report.scores.columns) == list(SCORE_COLUMNS)
-    assert report.scores["crs_rank"].is_monotonic_increasing
+    assert list(report.point.scores.columns) == list(SCORE_COLUMNS)
+    assert report.point.scores["crs_rank"].is_monotonic_increasing
     assert report.axes_used == AXES and report.axes_missing == {}
     assert report.reference == "resnet50"
-    assert report.scores.loc["resnet50", "crs"] == 0
-    skill = report.scores["skill"]
-    assert (report.scores["crs"] == skill - skill["resnet50"]).all()
-    assert set(report.leading_tier) <= set(report.scores.index)
-    assert report.scores.loc[report.scores.index[0], "in_leading_tier"]
-    others = report.scores.drop(index="resnet50")
+    assert report.point.scores.loc["resnet50", "crs"] == 0
+    skill = report.point.scores["skill"]
+    assert (report.point.scores["crs"] == skill - skill["resnet50"]).all()
+    assert set(report.tier.members) <= set(report.point.scores.index)
+    assert report.point.scores.loc[report.point.scores.index[0], "in_leading_tier"]
+    others = report.point.scores.drop(index="resnet50")
     assert (others["ci_low"] <= others["ci_high"]).all()
-    assert report.scores.loc["resnet50", "is_reference"] and report.scores["is_reference"].sum() == 1
+    assert report.point.scores.loc["resnet50", "is_reference"] and report.point.scores["is_reference"].sum() == 1
     assert "reference" in _render(report)
     assert "AUROC (0.5 + 0.5 u, w=0.25)" in _render(report)  # the constants are printed with the scores
 
 
 def test_per_task_scores_come_with_their_own_crs_interval_and_tier(report):
-    by_task = report.scores_by_task
+    by_task = report.point.scores_by_task
     assert list(by_task["task"].unique()) == ["cxr", "derm"]
     for task, rows in by_task.groupby("task"):
         rows = rows.set_index("encoder")
         assert rows.loc["resnet50", "crs"] == 0 and rows["crs_rank"].is_monotonic_increasing
-        assert set(report.leading_tier_by_task[task]) == set(rows.index[rows["in_leading_tier"].astype(bool)])
-        expected = crs_scores(report.axes_by_task[report.axes_by_task["task"] == task].set_index("encoder")[list(AXES)],
+        assert set(report.tier.members_by_task[task]) == set(rows.index[rows["in_leading_tier"].astype(bool)])
+        expected = crs_scores(report.point.axes_by_task[report.point.axes_by_task["task"] == task].set_index("encoder")[list(AXES)],
                               "resnet50")["crs"]
         pd.testing.assert_series_equal(rows["crs"].reindex(expected.index), expected, check_names=False)
 
 
 def test_point_scores_match_the_crs_on_the_axis_table(report):
-    table = report.axes[list(AXES)]
+    table = report.point.axes[list(AXES)]
     expected = crs_scores(table, "resnet50")["crs"]
-    pd.testing.assert_series_equal(report.scores["crs"].reindex(expected.index), expected, check_names=False)
+    pd.testing.assert_series_equal(report.point.scores["crs"].reindex(expected.index), expected, check_names=False)
 
 
 def test_records_without_perturbation_or_shift_rows_score_on_three_axes(records):
@@ -306,8 +305,8 @@ def test_records_without_perturbation_or_shift_rows_score_on_three_axes(records)
     report = score_records(clean_only, "resnet50", CRSConfig(n_boot=300, n_weight_draws=50))
     assert report.axes_used == ("discrimination", "calibration", "label_efficiency")
     assert report.axes_missing == {"robustness": "no perturbation or shift records"}
-    assert report.scores["robustness"].isna().all()
-    assert report.scores["crs"].notna().all()
+    assert report.point.scores["robustness"].isna().all()
+    assert report.point.scores["crs"].notna().all()
     assert any("CRS computed on 3 axes" in note for note in report.notes)
     assert report.settings["axis_weights"] == pytest.approx(
         {"discrimination": 1 / 3, "calibration": 1 / 3, "label_efficiency": 1 / 3}
@@ -334,24 +333,24 @@ def test_default_reference_is_the_first_encoder_alphabetically(records):
 def test_same_seed_same_report_and_reference_changes_scores(records):
     first = score_records(records, "resnet50", CRSConfig(n_boot=200, seed=5, n_weight_draws=20))
     again = score_records(records, "resnet50", CRSConfig(n_boot=200, seed=5, n_weight_draws=20))
-    pd.testing.assert_frame_equal(first.scores, again.scores)
+    pd.testing.assert_frame_equal(first.point.scores, again.point.scores)
     other = score_records(records, "dinov2", CRSConfig(n_boot=200, seed=5, n_weight_draws=20))
-    assert other.scores.loc["dinov2", "crs"] == 0
-    assert list(other.scores.index) == list(first.scores.index)  # the order is the reference's to display, not to set
-    pd.testing.assert_series_equal(other.scores["skill"], first.scores["skill"])
+    assert other.point.scores.loc["dinov2", "crs"] == 0
+    assert list(other.point.scores.index) == list(first.point.scores.index)  # the order is the reference's to display, not to set
+    pd.testing.assert_series_equal(other.point.scores["skill"], first.point.scores["skill"])
 
 
 def test_skipping_the_bootstrap_leaves_intervals_and_tier_unknown(records):
     report = score_records(records, "resnet50", CRSConfig(n_boot=0, n_weight_draws=0))
-    assert report.scores["ci_low"].isna().all()
-    assert report.scores["in_leading_tier"].isna().all()
-    assert report.leading_tier == ()
+    assert report.point.scores["ci_low"].isna().all()
+    assert report.point.scores["in_leading_tier"].isna().all()
+    assert report.tier.members == ()
 
 
 def test_case_resampling_without_predictions_is_never_faked(records):
     """Records alone cannot show test-set uncertainty: the seed-only bootstrap runs, and says so."""
     report = score_records(records, "resnet50", CRSConfig(n_boot=10, resample="cases"))
-    assert report.interval_label == SEED_ONLY_LABEL
+    assert report.intervals.label == SEED_ONLY_LABEL
     assert any("no per-case predictions" in note for note in report.notes)
 
 
@@ -360,14 +359,14 @@ def test_few_seeds_are_flagged(records):
     assert any("ignores test-set uncertainty" in note for note in report.notes)
     single = score_records(records[records["seed"] == 0], "resnet50", CRSConfig(n_boot=20, n_weight_draws=0))
     assert any("zero width" in note for note in single.notes)
-    others = single.scores.drop(index="resnet50")
+    others = single.point.scores.drop(index="resnet50")
     assert (others["ci_low"] == others["ci_high"]).all()
 
 
 def test_rank_agreement_compares_auroc_with_crs(report):
-    summary = report.rank_agreement.iloc[0]
+    summary = report.agreement.table.iloc[0]
     assert summary["n_pairs"] == 6
-    assert summary["n_reversed"] == len(report.reversed_pairs)
+    assert summary["n_reversed"] == len(report.agreement.reversed_pairs)
     assert -1 <= summary["spearman"] <= 1
 
 
@@ -376,9 +375,9 @@ def test_write_score_report_round_trips(report, tmp_path):
     for name in ("scores.csv", "scores.parquet", "scores.json", "summary.json", "pairwise.parquet"):
         assert written[name].exists()
     back = pd.read_parquet(written["scores.parquet"]).set_index("encoder")
-    pd.testing.assert_frame_equal(back, report.scores, check_dtype=False, check_index_type=False)
+    pd.testing.assert_frame_equal(back, report.point.scores, check_dtype=False, check_index_type=False)
     rows = json.loads(written["scores.json"].read_text())  # strict JSON: NaN would fail
-    assert [r["encoder"] for r in rows] == list(report.scores.index)
+    assert [r["encoder"] for r in rows] == list(report.point.scores.index)
     summary = json.loads(written["summary.json"].read_text())
     assert summary["reference"] == "resnet50" and summary["axes_used"] == list(AXES)
     csv = pd.read_csv(written["scores.csv"])
@@ -412,16 +411,16 @@ def test_the_deciding_axes_sum_to_the_crs_gap_per_task_and_across_tasks(report):
     """The report's sentence on what decides a comparison adds up to the CRS difference it explains."""
     from crsbench.report.narrative import axis_contributions, deciding_sentence, task_sentences
 
-    first, second = report.scores.index[:2]
+    first, second = report.point.scores.index[:2]
     parts = axis_contributions(report, first, second)
-    gap = report.scores.loc[first, "crs"] - report.scores.loc[second, "crs"]
+    gap = report.point.scores.loc[first, "crs"] - report.point.scores.loc[second, "crs"]
     assert parts.sum() == pytest.approx(gap, abs=1e-9)
     assert f"by {gap:.1f} CRS points" in deciding_sentence(report, first, second)
-    for task, rows in report.scores_by_task.groupby("task"):
+    for task, rows in report.point.scores_by_task.groupby("task"):
         rows = rows.set_index("encoder").sort_values("crs", ascending=False)
         parts = axis_contributions(report, rows.index[0], rows.index[1], rows)
         assert parts.sum() == pytest.approx(rows["crs"].iloc[0] - rows["crs"].iloc[1], abs=1e-9)
-    assert len(task_sentences(report)) == report.scores_by_task["task"].nunique()
+    assert len(task_sentences(report)) == report.point.scores_by_task["task"].nunique()
 
 
 def test_quadratic_kappa_is_shown_beside_discrimination_on_ordinal_tasks_only():
@@ -476,10 +475,10 @@ def test_an_excluded_newcomer_leaves_every_other_number_identical(records, what)
     alone = score_records(records, "resnet50", config)
     cohort = pd.concat([records, newcomer(INCOMPLETE_NEWCOMERS[what])], ignore_index=True)
     report = score_records(cohort, "resnet50", config, incomplete="exclude")
-    assert "newcomer" not in report.scores.index
+    assert "newcomer" not in report.point.scores.index
     assert any("'newcomer' left out" in note for note in report.notes)
-    pd.testing.assert_frame_equal(report.scores, alone.scores, check_exact=True)
-    pd.testing.assert_frame_equal(report.scores_by_task, alone.scores_by_task, check_exact=True)
+    pd.testing.assert_frame_equal(report.point.scores, alone.point.scores, check_exact=True)
+    pd.testing.assert_frame_equal(report.point.scores_by_task, alone.point.scores_by_task, check_exact=True)
 
 
 def test_a_newcomer_with_extra_evaluations_is_scored_on_the_shared_grid_without_moving_the_others(records):
@@ -494,10 +493,10 @@ def test_a_newcomer_with_extra_evaluations_is_scored_on_the_shared_grid_without_
     config = CRSConfig(n_boot=300, seed=3, n_weight_draws=0)
     report = score_records(cohort, "resnet50", config, incomplete="exclude")
     alone = score_records(records, "resnet50", config)
-    assert "newcomer" in report.scores.index and any("dropped" in note for note in report.notes)
-    others = alone.scores.index
-    np.testing.assert_array_equal(report.scores.loc[others, SCORE_NUMBERS].to_numpy(dtype=float),
-                                  alone.scores.loc[others, SCORE_NUMBERS].to_numpy(dtype=float))
+    assert "newcomer" in report.point.scores.index and any("dropped" in note for note in report.notes)
+    others = alone.point.scores.index
+    np.testing.assert_array_equal(report.point.scores.loc[others, SCORE_NUMBERS].to_numpy(dtype=float),
+                                  alone.point.scores.loc[others, SCORE_NUMBERS].to_numpy(dtype=float))
 
 
 def test_half_lacking_leaves_no_newcomer_to_exclude(records):
@@ -529,8 +528,8 @@ def test_a_newcomer_without_stored_predictions_is_refused_or_left_out_with_the_c
         score_records(records, "a", config, predictions=partial)
     report = score_records(records, "a", config, predictions=partial, incomplete="exclude")
     alone = score_records(records[records["encoder"] != "newcomer"], "a", config, predictions=stored)
-    assert report.interval_label == alone.interval_label and "case" in report.interval_label
-    pd.testing.assert_frame_equal(report.scores, alone.scores, check_exact=True)
+    assert report.intervals.label == alone.intervals.label and "case" in report.intervals.label
+    pd.testing.assert_frame_equal(report.point.scores, alone.point.scores, check_exact=True)
 
 
 def test_a_newcomer_lacking_a_fraction_leaves_the_others_case_bootstrap_identical():
@@ -541,12 +540,12 @@ def test_a_newcomer_lacking_a_fraction_leaves_the_others_case_bootstrap_identica
         score_records(lacking, "a", config, predictions=stored)
     report = score_records(lacking, "a", config, predictions=stored, incomplete="exclude")
     alone = score_records(records[records["encoder"] != "newcomer"], "a", config, predictions=stored)
-    pd.testing.assert_frame_equal(report.scores, alone.scores, check_exact=True)
-    pd.testing.assert_frame_equal(report.axis_intervals, alone.axis_intervals, check_exact=True)
+    pd.testing.assert_frame_equal(report.point.scores, alone.point.scores, check_exact=True)
+    pd.testing.assert_frame_equal(report.intervals.axis_intervals, alone.intervals.axis_intervals, check_exact=True)
 
 
 def test_a_complete_cohort_passes_the_grid_check_unchanged(records):
     config = CRSConfig(n_boot=0, n_weight_draws=0)
     assert not any("incomplete" in note for note in score_records(records, "resnet50", config).notes)
-    assert score_records(records, "resnet50", config, incomplete="exclude").scores.equals(
-        score_records(records, "resnet50", config).scores)
+    assert score_records(records, "resnet50", config, incomplete="exclude").point.scores.equals(
+        score_records(records, "resnet50", config).point.scores)
