@@ -1,6 +1,6 @@
 """Paired case-and-seed bootstrap speed on a cohort of the demo's shape, against a plain loop.
 
-The cohort (crsbench.scoring.simulation): 5 encoders x 3 tasks (3-class dermoscopy, 5-class fundus, 3-label
+The cohort (crsbench.simulation.cohort): 5 encoders x 3 tasks (3-class dermoscopy, 5-class fundus, 3-label
 chest X-ray), 300 test cases per task in clusters of two, 5 seeds x 6 label fractions, 4
 perturbations x 3 severities; every record keeps its per-case predictions.
   - vectorised: bootstrap.case_bootstrap with 2,000 draws (weighted metrics vectorised over draws,
@@ -26,7 +26,7 @@ from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.case_bootstrap import case_bootstrap
 from crsbench.scoring.task_draws import plan_tasks
 from crsbench.crs.definition import CRSConfig, crs_batch
-from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 
 ENCODERS = tuple(
     EncoderTruth(f"encoder_{i}", separation, slope, hunger, fragility)

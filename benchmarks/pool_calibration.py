@@ -48,7 +48,7 @@ from crsbench.results.record_set import Records
 from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.case_bootstrap import case_bootstrap, training_spread
 from crsbench.scoring.refits import RefitSpread, refit_axes, spread_about
-from crsbench.scoring.simulation import records_from_predictions
+from crsbench.simulation.cohort import records_from_predictions
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 NEEDS_SHARED_DATA = ("medmnist/pneumoniamnist.npz",)

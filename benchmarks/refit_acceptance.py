@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from crsbench.scoring.refit_simulation import (COVERAGE_FLOOR, COVERAGE_UPPER, WIDTH_BAND, Design, Runs, doubled,
+from crsbench.simulation.training_samples import (COVERAGE_FLOOR, COVERAGE_UPPER, WIDTH_BAND, Design, Runs, doubled,
                                              published_like, rates, reliability, simulate_runs, small_split, verdict,
                                              width_ratio)
 

@@ -31,7 +31,7 @@ from crsbench.results.record_set import Records
 from crsbench.scoring.axes import AXES, compute_axes
 from crsbench.scoring.bootstrap_summary import leading_tier
 from crsbench.scoring.case_bootstrap import case_bootstrap, training_spread
-from crsbench.scoring.simulation import Design, EncoderTruth, population_crs, realise_refits, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, population_crs, realise_refits, simulate
 
 CONFIG = CRSConfig(n_boot=200, n_weight_draws=0)
 HEADER = "design "

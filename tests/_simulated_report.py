@@ -1,5 +1,5 @@
 """A scored cohort with stored per-case predictions, for the report's figures that need them
-(reliability diagrams, per-class AUROC, the case-level intervals): crsbench.scoring.simulation's known
+(reliability diagrams, per-class AUROC, the case-level intervals): crsbench.simulation.cohort's known
 population, three classes, long encoder names that share a prefix, a floor baseline."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from sklearn.metrics import roc_auc_score
 
 from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.score import score_records
-from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 
 LONG = "vision-transformer-base-patch16-224-in21k"
 DESIGN = Design((EncoderTruth(f"{LONG}-ft-derm", 1.9, fragility=0.1), EncoderTruth(f"{LONG}-original", 1.5),

@@ -1,6 +1,6 @@
 """Every number the advice and the report's summary quote is a field of the score value.
 
-Generated cohorts with planted answers (crsbench.scoring.simulation: a known population per encoder) are
+Generated cohorts with planted answers (crsbench.simulation.cohort: a known population per encoder) are
 scored; the sentences are generated; every number is parsed back out of them (names, which may hold
 digits, removed first) and must equal, at the printed precision, a field of the score value's tables,
 of the advice's separation table or of the evidence given, or one of the stated constants. Each cohort
@@ -25,7 +25,7 @@ from crsbench.report import narrative
 from crsbench.scoring.refits import ADVISED_REFITS
 from crsbench.scoring.score import score_records
 from crsbench.selection import advice
-from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?%?")
 CONSTANTS = (0, 1, 0.5, 0.95, 0.90, advice.MAX_FACTOR, advice.SEPARATION_POWER, advice.SMALL_TEST_SET,

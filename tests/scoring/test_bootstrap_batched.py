@@ -12,7 +12,7 @@ from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.case_bootstrap import case_bootstrap
 from crsbench.scoring.bootstrap_batched import draw_aurocs
 from crsbench.crs.definition import CRSConfig
-from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 from crsbench.scoring.task_draws import cluster_counts
 from crsbench.metrics.weighted import WeightedMetrics, case_major
 

@@ -18,7 +18,7 @@ from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.bootstrap_batched import draw_aurocs, numpy_columns
 from crsbench.scoring.bootstrap_linear import EXACT_BELOW, draw_aurocs_linear, linear_columns, placement_values
 from crsbench.scoring.case_bootstrap import case_bootstrap
-from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 from crsbench.scoring.task_draws import cluster_counts
 
 

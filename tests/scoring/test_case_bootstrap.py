@@ -10,7 +10,7 @@ from crsbench.scoring.bootstrap_summary import leading_tier
 from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap
 from crsbench.crs.definition import CRSConfig
 from crsbench.scoring.score import score_records
-from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 from crsbench.scoring.statistics import SEED_ONLY_LABEL
 
 ENCODERS = (EncoderTruth("a", 1.2), EncoderTruth("b", 1.6, 0.8), EncoderTruth("c", 0.9, 1.1, 0.1, 0.1))

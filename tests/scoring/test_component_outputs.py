@@ -21,7 +21,7 @@ from crsbench.report.components_view import disagreement_lines
 from crsbench.report.documents import scores_data
 from crsbench.scoring.component_tables import REVERSAL, TIE, component_tables
 from crsbench.scoring.score import score_records
-from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 
 ENCODERS = (EncoderTruth("a", 1.2), EncoderTruth("b", 1.6, 0.8), EncoderTruth("c", 0.9, 1.1, 0.1, 0.1),
             EncoderTruth("d", 1.25, 1.0, 0.05, 0.05))

@@ -13,7 +13,7 @@ from crsbench.scoring.case_bootstrap import CASE_LABEL, case_bootstrap
 from crsbench.scoring.refits import (MIN_REFITS, RefitSpread, cross_task_terms, satterthwaite_df, spread_about,
                                     target_sentence, task_refit_draws, whole_curve)
 from crsbench.scoring.score import score_records
-from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 
 CONFIG = CRSConfig(n_boot=300, n_weight_draws=0)
 DESIGN = Design((EncoderTruth("a", 1.5, refit_sd=0.12), EncoderTruth("b", 1.3, slope=1.3, refit_sd=0.12),
@@ -92,7 +92,7 @@ def test_below_three_refits_a_task_gets_no_t_term_and_every_output_says_so(cohor
     pd.testing.assert_frame_equal(boot.overall.intervals, plain.overall.intervals)
     scored = score_records(two, "a", CONFIG, predictions=stored)
     assert note in scored.notes and note in scored.summary()["notes"]
-    assert "training variability is not included" in scored.interval_target
+    assert "training variability is not included" in scored.intervals.target
     three = case_bootstrap(records[records["refit"] <= 3], stored, axis_scores, "a", CONFIG)
     assert three.training_samples and three.refits == {"sim": 3}
 

@@ -509,7 +509,7 @@ def test_half_lacking_leaves_no_newcomer_to_exclude(records):
 
 
 def _simulated_cohort():
-    from crsbench.scoring.simulation import Design, EncoderTruth, simulate
+    from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 
     design = Design((EncoderTruth("a", 1.2), EncoderTruth("b", 1.3, 0.8), EncoderTruth("c", 1.0, 1.2),
                      EncoderTruth("newcomer", 1.4, 0.9)), n_cases=120, seeds=(0, 1, 2))

@@ -2,7 +2,7 @@
 
 Four encoders differ in AUROC, calibration slope, label hunger and fragility, on one APTOS-sized
 test set (732 cases in clusters of two sharing a difficulty, shared by every encoder), 5 seeds,
-label fractions 10% and 100%, one perturbation at three severities (crsbench.scoring.simulation). The
+label fractions 10% and 100%, one perturbation at three severities (crsbench.simulation.cohort). The
 population CRS is exact (binormal AUROC, integrated ECE, Gauss-Hermite seed expectation).
 
 REPETITIONS cohorts, 300 draws each, with the default CRS (equal weights, the Brier skill as the
@@ -36,7 +36,7 @@ import pytest
 from crsbench.scoring.axes import AXES, compute_axes, debiased_calibration_errors
 from crsbench.scoring.case_bootstrap import case_bootstrap
 from crsbench.crs.definition import CRSConfig
-from crsbench.scoring.simulation import (
+from crsbench.simulation.cohort import (
     Design,
     EncoderTruth,
     population_axes,
@@ -46,7 +46,7 @@ from crsbench.scoring.simulation import (
     records_from_predictions,
     simulate,
 )
-from crsbench.scoring.simulation_fit import design_from_records, fit_class_profile
+from crsbench.simulation.fit import design_from_records, fit_class_profile
 
 ENCODERS = (
     EncoderTruth("a", separation=1.20, slope=1.00, hunger=0.25, fragility=0.15),  # the reference
@@ -290,12 +290,12 @@ def test_design_from_records_recovers_a_simulated_cohort():
 
 
 def test_the_class_profile_fit_reproduces_the_aurocs_per_class():
-    from crsbench.scoring.simulation import _key, _many_class_values
+    from crsbench.simulation.cohort import population_key, many_class_values
 
     design = _three_class_design(100)
-    target = _many_class_values(1.0, 1.0, *_key(design), (1.6, 0.6, 0.8))[2]
+    target = many_class_values(1.0, 1.0, *population_key(design), (1.6, 0.6, 0.8))[2]
     profile = fit_class_profile(target, design)
-    got = _many_class_values(1.0, 1.0, *_key(design), profile)[2]
+    got = many_class_values(1.0, 1.0, *population_key(design), profile)[2]
     np.testing.assert_allclose(got, target, atol=0.01)
     assert np.mean(profile) == pytest.approx(1.0)
 

@@ -8,7 +8,7 @@ test cases) from ../shared/data, and the demo's generated dermoscopy task (3 cla
 images). Per cohort the real run is a small protocol: the project's probe (crsbench.probe.linear; C grid 1e-4..1)
 at 100% labels and at 10% for 5 seeds, on the clean test set and under gaussian_noise at severity 3, plus 4
 refits at the chosen C on bootstrap resamples of the training split. Its records and per-case predictions
-go through `simulation_fit.design_from_records`, which returns a Design with the real test-set size, priors
+go through `simulation.fit.design_from_records`, which returns a Design with the real test-set size, priors
 and test class shares whose population axes equal the measured ones (the Brier skill as near as the model
 reaches), with the real shared case difficulty, seed spread and refit spread (docs/bootstrap.md,
 "Real-calibrated cohorts"). The tests then draw benchmark runs from each design (a refit of every probe, a
@@ -30,7 +30,7 @@ import pytest
 from crsbench.scoring.axes import AXES, compute_axes
 from crsbench.scoring.case_bootstrap import case_bootstrap
 from crsbench.crs.definition import CRSConfig, crs_batch
-from crsbench.scoring.simulation import (
+from crsbench.simulation.cohort import (
     Design,
     population_axes,
     population_crs,
@@ -38,7 +38,7 @@ from crsbench.scoring.simulation import (
     records_from_predictions,
     simulate,
 )
-from crsbench.scoring.simulation_fit import design_from_records, fit_truth
+from crsbench.simulation.fit import design_from_records, fit_truth
 
 from _shared_data import shared_file
 from _worker_groups import one_worker_each
@@ -583,7 +583,7 @@ def variants(name: str, cache: Path) -> Variants:
         return _VARIANTS[name]
     from scipy.optimize import brentq
 
-    from crsbench.scoring.simulation import population_brier_skill
+    from crsbench.simulation.cohort import population_brier_skill
 
     run = benchmark_runs(name, cache)
     started = time.perf_counter()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from crsbench.scoring.refit_simulation import (COVERAGE_FLOOR, COVERAGE_UPPER, WIDTH_BAND, doubled, published_like,
+from crsbench.simulation.training_samples import (COVERAGE_FLOOR, COVERAGE_UPPER, WIDTH_BAND, doubled, published_like,
                                                rates, simulate_runs, small_split, verdict, width_ratio)
 
 from _worker_groups import one_worker_each

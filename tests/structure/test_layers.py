@@ -24,11 +24,15 @@ LAYERS = (
     ("plan",),
     ("results", "embed"),
     ("scoring", "run"),
-    ("report", "selection", "bundles"),
+    ("report", "selection", "bundles", "simulation"),
     ("api",),
     ("cli", "__main__", "__init__"),
 )
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
+
+# Only tests and benchmarks draw simulated cohorts: a product module that imported them would ship a simulator
+# as part of what it computes.
+TEST_ONLY = {"simulation"}
 
 # The read side (records in, tables and pages out) never reaches into the run side that wrote them.
 READ_SIDE = {"scoring", "report"}
@@ -160,6 +164,24 @@ def test_the_read_side_never_imports_the_run_side():
         for target in targets if _unit(target) in RUN_SIDE
     )
     assert crossing == []
+
+
+def _test_only_importers(graph) -> list[str]:
+    return sorted(f"{module} -> {target}" for module, targets in graph.items()
+                  for target in targets if _unit(target) in TEST_ONLY and _unit(module) not in TEST_ONLY)
+
+
+def test_no_product_module_imports_the_simulation():
+    wrong = _test_only_importers(import_graph(typing_too=True))
+    assert not wrong, f"the simulation is for tests and benchmarks only: {wrong}"
+
+
+def test_a_product_import_of_the_simulation_planted_in_a_copy_is_found(tmp_path):
+    copy = tmp_path / "crsbench"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "scoring" / "planted.py").write_text("def f():\n    from crsbench.simulation.cohort import Design\n")
+    assert _test_only_importers(import_graph(copy, typing_too=True)) == [
+        "crsbench.scoring.planted -> crsbench.simulation.cohort"]
 
 
 def test_datasets_and_encoders_know_nothing_of_each_other():

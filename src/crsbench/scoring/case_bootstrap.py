@@ -97,7 +97,7 @@ def case_bootstrap(
     (bootstrap_linear: exact at the point, its error a small fraction of the bootstrap spread that shrinks
     with the cases); "auto" takes "batched" while exact_work(...) <= EXACT_LIMIT, else "linearised".
     spread: the training-sample spread in place of the records' refits (the acceptance's oracle and planted
-    estimators, scoring/refit_simulation.py)."""
+    estimators, simulation/training_samples.py)."""
     if config.n_boot < 1:
         raise ValueError(f"n_boot is {config.n_boot}: need at least one draw")
     engine = engine or config.bootstrap_engine

@@ -42,7 +42,7 @@ class RefitSpread:
     refits: dict[str, int]
     notes: tuple[str, ...] = ()
     # the t's degrees of freedom where they are not K - 1: a spread known rather than estimated from K refits
-    # (the acceptance's oracle, refit_simulation.oracle_spread) keeps the t of the K it stands in for
+    # (the acceptance's oracle, simulation.training_samples.oracle_spread) keeps the t of the K it stands in for
     degrees: dict[str, int] = field(default_factory=dict)
 
     @property

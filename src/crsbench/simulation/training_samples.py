@@ -26,7 +26,7 @@ from crsbench.results.record_set import Records
 from crsbench.scoring.axes import AXES, AxisScores
 from crsbench.scoring.case_bootstrap import case_bootstrap, training_spread
 from crsbench.scoring.refits import RefitSpread
-from crsbench.scoring.simulation import (Design, EncoderTruth, population_crs, realise_refits, simulate,
+from crsbench.simulation.cohort import (Design, EncoderTruth, population_crs, realise_refits, simulate,
                                          training_sample_covariance)
 
 CONFIG = CRSConfig(n_boot=200, n_weight_draws=0)

@@ -2,7 +2,7 @@
 measured records and per-case predictions to a `simulation.Design` whose population axes equal the
 measured ones. `design_from_records` reads the cohort; `fit_truth` meets each encoder's four axes (and,
 with more than two classes, its per-class AUROC); `prediction_behaviour` reads the shared case difficulty
-and each encoder's confidence. Pure functions; the model they fit is simulation.py's."""
+and each encoder's confidence. Pure functions; the model they fit is simulation.cohort's."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from scipy.special import log_softmax
 
 from crsbench.metrics import classification as metrics
 from crsbench.results.predictions import Predictions
-from crsbench.scoring.simulation import (Design, EncoderTruth, _curve_axes, _is_two_class, _key, _many_class_values,
-                                         _truth_axes, population_auroc, population_brier_skill)
+from crsbench.simulation.cohort import (Design, EncoderTruth, curve_axes, is_two_class, population_key, many_class_values,
+                                         truth_axes, population_auroc, population_brier_skill)
 
 
 def _solve(f, low: float, high: float, xtol: float = 1e-6) -> float:
@@ -41,7 +41,7 @@ def _auroc_curve(slope: float, design: Design, top: float, profile: tuple[float,
                  low: float = 0.0):
     """AUROC(separation) at this slope on [low, top]: exact with two classes, else a cubic spline
     through 17 evaluations on the population sample (fit_truth polishes what it solves on it)."""
-    if _is_two_class(design):
+    if is_two_class(design):
         return lambda mu: population_auroc(mu, slope, design)
     from scipy.interpolate import CubicSpline
 
@@ -58,7 +58,7 @@ def fit_class_profile(class_auroc: Sequence[float], design: Design, iterations: 
     target = sps.norm.ppf(np.clip(np.asarray(class_auroc, dtype=float), 0.501, 0.999))
     profile = target / target.mean()
     for _ in range(iterations):
-        model = np.asarray(_many_class_values(1.0, 1.0, *_key(design), tuple(profile))[2])
+        model = np.asarray(many_class_values(1.0, 1.0, *population_key(design), tuple(profile))[2])
         profile = np.maximum(profile * target / sps.norm.ppf(np.clip(model, 0.501, 0.999)), 0.02)
     return tuple(float(v) for v in profile / profile.mean())
 
@@ -88,7 +88,7 @@ def fit_truth(name: str, target: Mapping[str, float], design: Design, *, confide
     """
     auroc = float(np.clip(target["discrimination"], 0.5 + 1e-4, 1 - 1e-4))
     skill = float(target["calibration"])
-    two = _is_two_class(design)
+    two = is_two_class(design)
     if two:
         profile = ()
     elif class_profile is not None:
@@ -124,10 +124,10 @@ def fit_truth(name: str, target: Mapping[str, float], design: Design, *, confide
     exact = not two  # the spline's solution, polished on the population sample itself
     if len(design.fractions) > 1 and np.isfinite(target.get("label_efficiency", np.nan)):
         one = replace(design, perturbations=())
-        hunger = _solve(lambda h: _curve_axes(replace(truth, hunger=h), one, curve)[0] - target["label_efficiency"],
+        hunger = _solve(lambda h: curve_axes(replace(truth, hunger=h), one, curve)[0] - target["label_efficiency"],
                         -1.0, 0.999, 1e-5)
         if exact:
-            hunger = _secant(lambda h: _truth_axes(replace(truth, hunger=h), one)["label_efficiency"]
+            hunger = _secant(lambda h: truth_axes(replace(truth, hunger=h), one)["label_efficiency"]
                              - target["label_efficiency"], hunger, -1.0, 0.999)
         truth = replace(truth, hunger=hunger)
     if design.perturbations and np.isfinite(target.get("robustness", np.nan)):

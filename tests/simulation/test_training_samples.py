@@ -1,4 +1,4 @@
-"""The refit acceptance's bookkeeping (scoring/refit_simulation.py): runs are independent of how they are
+"""The refit acceptance's bookkeeping (simulation/training_samples.py): runs are independent of how they are
 spread over processes, the reliability table of the stated pairwise probabilities bins what it says, and the
 two-sided checks fail planted too-narrow and too-wide intervals, counting coverage by runs."""
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from crsbench.scoring.axes import compute_axes
-from crsbench.scoring.refit_simulation import (Runs, by_runs, oracle_spread, rates, reliability, simulate_runs,
+from crsbench.simulation.training_samples import (Runs, by_runs, oracle_spread, rates, reliability, simulate_runs,
                                              small_split, verdict, width_ratio)
-from crsbench.scoring.simulation import simulate
+from crsbench.simulation.cohort import simulate
 
 
 @pytest.mark.slow  # three small cohorts' runs, one of them in two processes

@@ -22,7 +22,7 @@ errors (ECE, RMS) and Brier skill integrals, so the population axes and CRS are 
 model (POPULATION_CASES cases, common to every encoder, so differences between encoders carry
 almost none of its error).
 
-Designs calibrated to real data (docs/bootstrap.md, "Real-calibrated cohorts", simulation_fit.py): `design_from_records`
+Designs calibrated to real data (docs/bootstrap.md, "Real-calibrated cohorts", simulation/fit.py): `design_from_records`
 reads a cohort's records and per-case predictions (real runs, through `records_from_predictions`)
 and returns a Design whose population axes equal the measured ones (`fit_truth`), with the test-set
 size, class priors, shared case difficulty, seed spread and probe refit spread of the real data.
@@ -313,7 +313,7 @@ _MANY_CLASS_NODES = 3  # Gauss-Hermite nodes over the seed effect with more than
 _REFIT_NODES = 7  # Gauss-Hermite nodes over the refit effect
 
 
-def _is_two_class(design: Design) -> bool:
+def is_two_class(design: Design) -> bool:
     task = design.tasks[0]
     return design.classes(task) == 2 and task not in design.multi_label_tasks
 
@@ -341,7 +341,7 @@ def _class_aurocs(y: np.ndarray, scores: np.ndarray) -> list[float]:
 
 
 @lru_cache(maxsize=4096)
-def _many_class_values(separation: float, slope: float, priors: tuple[float, ...], shares: tuple[float, ...],
+def many_class_values(separation: float, slope: float, priors: tuple[float, ...], shares: tuple[float, ...],
                        variance: float, profile: tuple[float, ...] = (), belief: float | None = None
                        ) -> tuple[float, float, tuple[float, ...]]:
     """(macro AUROC, Brier skill against the priors, AUROC per class) of the model on the population sample
@@ -371,7 +371,7 @@ def _many_class_values(separation: float, slope: float, priors: tuple[float, ...
     return float(np.mean(per_class)), 1.0 - brier / prior_brier, tuple(per_class)
 
 
-def _key(design: Design) -> tuple[tuple[float, ...], tuple[float, ...], float]:
+def population_key(design: Design) -> tuple[tuple[float, ...], tuple[float, ...], float]:
     k = design.classes(design.tasks[0])
 
     def rounded(values: np.ndarray) -> tuple[float, ...]:
@@ -384,23 +384,23 @@ def population_auroc(separation: float, slope: float, design: Design, profile: t
                      belief: float | None = None) -> float:
     """The population macro AUROC of an encoder with this separation, slope and class profile (one task);
     `belief`: the separation its probe was fitted at (perturbed images: the clean one)."""
-    if _is_two_class(design):
+    if is_two_class(design):
         return float(sps.norm.cdf(separation / np.sqrt(design.variance)))
-    return _many_class_values(float(separation), float(slope), *_key(design), tuple(profile),
+    return many_class_values(float(separation), float(slope), *population_key(design), tuple(profile),
                               None if belief is None else float(belief))[0]
 
 
 def population_brier_skill(separation: float, slope: float, design: Design, profile: tuple[float, ...] = ()) -> float:
-    if _is_two_class(design):
+    if is_two_class(design):
         return _population_two_class(separation, slope, design)["brier_skill"]
-    return _many_class_values(float(separation), float(slope), *_key(design), tuple(profile))[1]
+    return many_class_values(float(separation), float(slope), *population_key(design), tuple(profile))[1]
 
 
-def _curve_axes(truth: EncoderTruth, design: Design, auroc, perturbed=None) -> tuple[float, float]:
+def curve_axes(truth: EncoderTruth, design: Design, auroc, perturbed=None) -> tuple[float, float]:
     """(label efficiency, robustness) of `truth`, with `auroc(separation)` the population AUROC at its slope
     and `perturbed(separation)` that of its clean probe on images of this separation (default `auroc`)."""
     perturbed = perturbed or auroc
-    nodes, weights = np.polynomial.hermite_e.hermegauss(40 if _is_two_class(design) else _MANY_CLASS_NODES)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(40 if is_two_class(design) else _MANY_CLASS_NODES)
     weights = weights / weights.sum()
     fractions = sorted(design.fractions)
     clean = auroc(truth.separation)
@@ -414,9 +414,9 @@ def _curve_axes(truth: EncoderTruth, design: Design, auroc, perturbed=None) -> t
     return efficiency, float(axis_math.robustness(np.array(pert))) if pert else np.nan
 
 
-def _truth_axes(truth: EncoderTruth, design: Design) -> dict[str, float]:
+def truth_axes(truth: EncoderTruth, design: Design) -> dict[str, float]:
     profile = truth.class_profile
-    efficiency, robustness = _curve_axes(
+    efficiency, robustness = curve_axes(
         truth, design, lambda mu: population_auroc(mu, truth.slope, design, profile),
         lambda mu: population_auroc(mu, truth.slope, design, profile, belief=truth.separation))
     return {
@@ -429,10 +429,10 @@ def _truth_axes(truth: EncoderTruth, design: Design) -> dict[str, float]:
 
 def _expected_axes(truth: EncoderTruth, design: Design, over_refits: bool) -> dict[str, float]:
     if not (over_refits and truth.refit_sd > 0):
-        return _truth_axes(truth, design)
+        return truth_axes(truth, design)
     nodes, weights = np.polynomial.hermite_e.hermegauss(_REFIT_NODES)
     weights = weights / weights.sum()
-    values = [_truth_axes(replace(truth, separation=truth.separation * (1 + truth.refit_sd * x)), design) for x in nodes]
+    values = [truth_axes(replace(truth, separation=truth.separation * (1 + truth.refit_sd * x)), design) for x in nodes]
     return {axis: float(sum(w * v[axis] for w, v in zip(weights, values))) for axis in AXES}
 
 
@@ -441,7 +441,7 @@ def training_sample_covariance(truth: EncoderTruth, design: Design) -> np.ndarra
     (the separation times 1 + refit_sd N(0, 1), `realise_refits`): what K refits estimate, known here."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(_REFIT_NODES)
     weights = weights / weights.sum()
-    at_nodes = [_truth_axes(replace(truth, separation=truth.separation * (1 + truth.refit_sd * x)), design) for x in nodes]
+    at_nodes = [truth_axes(replace(truth, separation=truth.separation * (1 + truth.refit_sd * x)), design) for x in nodes]
     values = np.array([[axes[a] for a in AXES] for axes in at_nodes])
     centred = np.nan_to_num(values - weights @ values)
     return (centred * weights[:, None]).T @ centred
