@@ -7,7 +7,10 @@ import json
 import struct
 import zipfile
 
+import numpy as np
+
 from crsbench.bundles.manifest import json_bytes, sha256_hex
+from crsbench.results.predictions import CaseSet
 from crsbench.plan.suite import parse_suite
 
 SIZES = {"n_train": 40, "n_val": 16, "n_test": 24, "image_size": 32}
@@ -88,3 +91,14 @@ def member_data_offset(data: bytes, member: str) -> tuple[int, int]:
             name_length, extra_length = struct.unpack_from("<HH", data, local + 26)
             return local + 30 + name_length + extra_length, size
     raise KeyError(member)
+
+
+def relabel_test_cases(bundle, task: str = "cxr"):
+    """`bundle` with every case id of `task`'s test set renamed: another split of the same task."""
+    row = bundle.test_sets[(bundle.test_sets["task"] == task) & (bundle.test_sets["role"] == "test")].iloc[0]
+    old = bundle.cases.pop(row["test_set"])
+    moved = CaseSet(np.array([f"x{c}" for c in old.case_id]), old.cluster, old.labels, old.task, old.role)
+    bundle.cases[moved.identity()] = moved
+    for frame in (bundle.test_sets, bundle.index):
+        frame["test_set"] = frame["test_set"].replace({row["test_set"]: moved.identity()})
+    return bundle

@@ -7,14 +7,13 @@ from __future__ import annotations
 import copy
 import json
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from crsbench.bundles import read_bundle, write_bundle
 from crsbench.bundles.compare import FIELDS
 from crsbench.cli.main import app
-from crsbench.results.predictions import CaseSet
+from _bundle_fixtures import relabel_test_cases
 
 
 def _kept(bundle, keep):
@@ -48,13 +47,7 @@ def _other_dataset(bundle):
 
 
 def _other_split(bundle):
-    row = bundle.test_sets[(bundle.test_sets["task"] == "cxr") & (bundle.test_sets["role"] == "test")].iloc[0]
-    old = bundle.cases.pop(row["test_set"])
-    moved = CaseSet(np.array([f"x{c}" for c in old.case_id]), old.cluster, old.labels, old.task, old.role)
-    bundle.cases[moved.identity()] = moved
-    for frame in (bundle.test_sets, bundle.index):
-        frame["test_set"] = frame["test_set"].replace({row["test_set"]: moved.identity()})
-    return bundle
+    return relabel_test_cases(bundle)
 
 
 def _other_crs(bundle):
@@ -81,6 +74,7 @@ def test_every_departure_field_has_a_case():
     assert sorted(DEPARTS) == sorted(FIELDS)
 
 
+@pytest.mark.slow  # two bundles scored and a page built for each departure
 @pytest.mark.parametrize("field", list(DEPARTS))
 def test_an_allowed_departure_scores_on_compare_and_builds_the_leaderboard(bundles, tmp_path, field):
     other, _ = write_bundle(DEPARTS[field](copy.deepcopy(read_bundle(bundles["b"]))), tmp_path / "other.crsb")

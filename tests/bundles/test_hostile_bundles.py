@@ -27,7 +27,7 @@ from crsbench.bundles.manifest import json_bytes
 from crsbench.bundles.write import parquet_bytes
 from crsbench.cli.main import app
 from crsbench.results.predictions import CaseSet, probability_hash
-from _bundle_fixtures import bundle_members, member_data_offset, patched_member, zipped
+from _bundle_fixtures import bundle_members, member_data_offset, patched_member, relabel_test_cases, zipped
 
 DEEP = 200_000
 
@@ -515,6 +515,7 @@ def _commands(path, site) -> dict[str, list[str]]:
             "leaderboard": ["leaderboard", str(path), "-o", str(site), "--n-boot", "10"]}
 
 
+@pytest.mark.slow  # three commands on each of the whole corpus: CI runs it, the fast loop keeps the verify cases below
 @pytest.mark.filterwarnings("ignore:Duplicate name")  # zipfile warns while writing the duplicate case
 @pytest.mark.parametrize("case", list(CORPUS))
 def test_a_hostile_bundle_ends_verify_compare_and_leaderboard_in_one_line_and_exit_2(bundles, tmp_path, case):
@@ -558,6 +559,7 @@ ACCEPTED = {
 }
 
 
+@pytest.mark.slow  # each case is scored by compare and leaderboard
 @pytest.mark.parametrize("case", list(ACCEPTED))
 def test_a_bundle_with_oversized_settings_or_extreme_values_is_read_with_the_limit_said_once(bundles, tmp_path, case):
     make, said = ACCEPTED[case]
@@ -659,14 +661,7 @@ def test_verify_prints_what_a_bundle_holds_and_checks_its_id(bundles):
 
 def _relabelled_cases(bundles, path):
     """Group B's bundle with every cxr case id renamed (another split of the same task)."""
-    bundle = copy.deepcopy(read_bundle(bundles["b"]))
-    row = bundle.test_sets[(bundle.test_sets["task"] == "cxr") & (bundle.test_sets["role"] == "test")].iloc[0]
-    old = bundle.cases.pop(row["test_set"])
-    moved = CaseSet(np.array([f"x{c}" for c in old.case_id]), old.cluster, old.labels, old.task, old.role)
-    bundle.cases[moved.identity()] = moved
-    for frame in (bundle.test_sets, bundle.index):
-        frame["test_set"] = frame["test_set"].replace({row["test_set"]: moved.identity()})
-    return _written(bundle, path)
+    return _written(relabel_test_cases(copy.deepcopy(read_bundle(bundles["b"]))), path)
 
 
 def _more_classes(bundles, path):
