@@ -264,7 +264,7 @@ def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig
     sensitivity = weight_sensitivity(axis_scores.table[list(axis_scores.axes)], reference, config)
     moving = list(sensitivity.index[sensitivity["place_depends"]])
     what = "axis and component weights" if config.definition == "components" else "axis weights"
-    note = (f"place depends on the {what} (5-95% rank range wider than one place): {moving}"
+    note = (f"place depends on the {what} (5-95% rank range wider than one place): {', '.join(moving)}"
             if moving else f"no encoder's place depends on the {what}")
     return sensitivity, [note]
 
