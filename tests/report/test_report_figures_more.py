@@ -14,6 +14,7 @@ from sklearn.metrics import roc_auc_score
 from _simulated_report import COSTS, DESIGN, LONG, scored_cohort
 from crsbench.report import figure_style, figures_more, tables
 from crsbench.report.page import write_report
+from crsbench.results.record_set import Records
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def test_the_perturbation_heatmap_is_the_mean_drop(cohort):
 
 def test_per_class_auroc_matches_scikit_learn(cohort):
     report, records, stored = cohort
-    table = figures_more.per_class_auroc_table(records, "derm")
+    table = figures_more.per_class_auroc_table(Records.of(records).frame, "derm")
     encoder = DESIGN.encoders[0].name
     rows = records[(records["task"] == "derm") & (records["encoder"] == encoder) & (records["fraction"] == 1.0)
                    & (records["condition_kind"] == "clean")]
@@ -141,7 +142,7 @@ def test_classes_are_named_where_their_names_are_known(cohort):
 
     _, records, _ = cohort
     names = {"derm": ("nevus", "melanoma", "other_lesion")}
-    named = class_table(records, names)
+    named = class_table(Records.of(records), names)
     derm = named[(named["task"] == "derm") & (named["set"] == "test")]
     assert list(derm["name"]) == list(names["derm"])
     other = named[named["task"] != "derm"]

@@ -15,7 +15,6 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from crsbench.results.records import list_field
 from crsbench.scoring.axes import AXES
 from crsbench.report import evidence
 from crsbench.report.figure_style import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, figure, label
@@ -157,14 +156,15 @@ def encoder_perturbation_heatmap(data: ReportData) -> Drawn:
 
 
 def per_class_auroc_table(records: pd.DataFrame, task: str) -> pd.DataFrame:
-    """Seed-mean one-vs-rest AUROC per (encoder, class) on the clean test at 100% labels."""
+    """Seed-mean one-vs-rest AUROC per (encoder, class) on the clean test at 100% labels, from records as
+    scored (Records.frame: list fields decoded)."""
     full = records[(records["task"] == task) & (records["condition_kind"] == "clean")
                    & (records["fraction"].astype(float) == evidence.FULL_LABELS)]
     if "auroc_per_class" not in full or full["auroc_per_class"].isna().all():
         return pd.DataFrame()
     rows = []
     for row in full.itertuples():
-        values = list_field(row.auroc_per_class)
+        values = row.auroc_per_class  # a list or None: the records as scored (ReportData.records)
         if values is None:
             continue
         for k, v in enumerate(values):

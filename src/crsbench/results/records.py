@@ -215,13 +215,19 @@ def list_field(value: Any) -> list | None:
 # --------------------------------------------------------------------------- older records
 
 
-def _length(value: Any) -> int:
-    """Length of a list field as stored (JSON text) or read (a list); 0 when absent."""
-    return len(list_field(value) or ())
+def with_lists(records: pd.DataFrame) -> pd.DataFrame:
+    """A copy with the list fields (JSON_FIELDS) decoded: a list, or None where a record has none. Done
+    once, where records are taken for scoring (`normalise_keys`), so no stage after decodes again."""
+    out = records.copy()
+    for name in JSON_FIELDS:
+        if name in out.columns:
+            out[name] = out[name].map(list_field).astype(object)
+    return out
 
 
 def upgrade_records(records: pd.DataFrame) -> pd.DataFrame:
-    """A copy with records of schema 1 (null `schema_version`) read in today's conventions.
+    """A copy with records of schema 1 (null `schema_version`) read in today's conventions; the list
+    fields already decoded (`with_lists`).
 
     Binary single-label and ordinal records: Brier halved (it was summed over both columns, twice
     sklearn's value); AUROC taken from the positive column of `auroc_per_class` (it was the mean of both
@@ -234,14 +240,13 @@ def upgrade_records(records: pd.DataFrame) -> pd.DataFrame:
         return out
     per_class = out["auroc_per_class"] if "auroc_per_class" in out.columns else pd.Series(None, index=out.index)
     positives = out["positives_eval"] if "positives_eval" in out.columns else pd.Series(None, index=out.index)
-    classes = [max(_length(a), _length(p)) for a, p in zip(per_class, positives)]
+    classes = [max(len(a or ()), len(p or ())) for a, p in zip(per_class, positives)]
     binary = old & out["task_type"].isin(["single_label", "ordinal"]) & (pd.Series(classes, index=out.index) == 2)
     if "brier" in out.columns:
         out.loc[binary, "brier"] = pd.to_numeric(out.loc[binary, "brier"], errors="coerce") / 2
     if "auroc" in out.columns:
         for index in out.index[binary]:
-            value = per_class[index]
-            values = list_field(value)
+            values = per_class[index]
             if values is not None and len(values) == 2 and values[1] is not None:
                 out.at[index, "auroc"] = float(values[1])
     out["schema_version"] = np.where(old, RECORD_SCHEMA_VERSION, version)
@@ -367,7 +372,7 @@ def normalise_refits(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def _coerced(records: pd.DataFrame) -> pd.DataFrame:
-    out = upgrade_records(records)
+    out = upgrade_records(with_lists(records))
     for column in ("encoder", "task", "condition_kind", "condition"):
         out[column] = out[column].astype(str)
     out["seed"] = pd.to_numeric(out["seed"]).astype(np.int64)

@@ -16,7 +16,6 @@ from crsbench.crs import axis_math
 from crsbench.crs.definition import DEFAULT_DELTA, DEFAULT_MARGIN
 from crsbench.metrics import calibration
 from crsbench.results.record_set import Records, validated
-from crsbench.results.records import list_field
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
 
@@ -200,7 +199,7 @@ def _robustness(rec: pd.DataFrame, clean_auroc: pd.Series, notes: list[str], del
 
 def training_prior(row) -> np.ndarray | None:
     """The training labels' prevalence of a record (a mapping with positives_train and n_train), or None."""
-    train = list_field(row.get("positives_train"))
+    train = row.get("positives_train")  # a list: decoded where the records were loaded (Records.of)
     if train is None or not row.get("n_train"):
         return None
     return np.asarray(train, dtype=float) / row["n_train"]
@@ -209,7 +208,7 @@ def training_prior(row) -> np.ndarray | None:
 def _brier_skill(full: pd.DataFrame) -> pd.Series:
     """1 - Brier / Brier of the prior predictor, the prior being the training labels' prevalence at 100%."""
     def prior_brier(row) -> float:
-        prior, test = training_prior(row), list_field(row["positives_eval"])
+        prior, test = training_prior(row), row["positives_eval"]
         if prior is None or test is None or not row["n_eval"]:
             return np.nan
         if row.get("task_type") == "multi_label":

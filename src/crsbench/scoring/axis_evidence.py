@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from crsbench.results.records import list_field
+from crsbench.results.record_set import Records
 from crsbench.scoring.axes import AXES
 
 # Below this many cases in a class, its one-vs-rest AUROC and its share of the Brier score rest on a
@@ -32,7 +32,7 @@ CLASS_COLUMNS = ("task", "set", "class", "name", "cases")
 
 
 def _counts(value) -> list[int]:
-    return [int(v) for v in list_field(value) or ()]
+    return [int(v) for v in value or ()]  # a list or None: decoded where the records were loaded
 
 
 def class_name(index: int, names=None) -> str:
@@ -70,11 +70,11 @@ def _names_of(class_names, task: str):
     return class_names.get(task) if isinstance(class_names, Mapping) else class_names
 
 
-def class_table(records: pd.DataFrame, class_names=None) -> pd.DataFrame:
+def class_table(records: Records, class_names=None) -> pd.DataFrame:
     """Cases per class in each task's test set and each shift set (one encoder's, seed's records); `name`
     is the class as the reader knows it (class_name: its declared name, else "class k")."""
     rows = []
-    for task, frame in records.groupby("task", sort=False):
+    for task, frame in records.frame.groupby("task", sort=False):
         names = _names_of(class_names, str(task))
         full = frame[frame["fraction"].astype(float) == FULL_LABELS]
         first = full[(full["encoder"] == full["encoder"].iloc[0]) & (full["seed"] == full["seed"].min())] \
@@ -97,13 +97,13 @@ def _words_counts(counts: SetCounts, names=None) -> str:
     return f"{counts.n} cases ({per})"
 
 
-def axis_evidence(records: pd.DataFrame, class_names=None, min_cases: int = MIN_CASES_PER_CLASS,
+def axis_evidence(records: Records, class_names=None, min_cases: int = MIN_CASES_PER_CLASS,
                   min_shift: int = MIN_SHIFT_CASES) -> pd.DataFrame:
     """One row per (task, axis): what the axis rests on and whether it is thin (module docstring).
     `class_names`: the classes' names, when known (the records hold indices only), one tuple for every
     task or a mapping task -> names."""
     rows = []
-    for task, frame in records.groupby("task", sort=False):
+    for task, frame in records.frame.groupby("task", sort=False):
         names = _names_of(class_names, str(task))
         frame = frame[frame["encoder"] == frame["encoder"].iloc[0]]
         seed0 = frame[frame["seed"] == frame["seed"].min()]

@@ -364,7 +364,7 @@ def score_records(
         tier=_tier_tables(axis_scores, boot),
         agreement=RankAgreement(agreement.table, agreement.reversed_pairs),
         components=parts,
-        evidence=Evidence(axis_evidence(records.frame, class_names), class_table(records.frame, class_names)),
+        evidence=Evidence(axis_evidence(records, class_names), class_table(records, class_names)),
     )
 
 

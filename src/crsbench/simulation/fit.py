@@ -6,7 +6,6 @@ and each encoder's confidence. Pure functions; the model they fit is simulation.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -18,6 +17,7 @@ from scipy.special import log_softmax
 
 from crsbench.metrics import classification as metrics
 from crsbench.results.predictions import Predictions
+from crsbench.results.records import list_field
 from crsbench.simulation.cohort import (Design, EncoderTruth, curve_axes, is_two_class, population_key, many_class_values,
                                          truth_axes, population_auroc, population_brier_skill)
 
@@ -217,7 +217,7 @@ def design_from_records(records: pd.DataFrame, predictions: Predictions, *,
     probs = {row.encoder: predictions.probabilities(row.probs).astype(np.float64) for row in located.itertuples()}
     probs = {e: p / p.sum(axis=1, keepdims=True) for e, p in probs.items()}
     k = next(iter(probs.values())).shape[1]
-    train = np.asarray(json.loads(full.iloc[0]["positives_train"]), dtype=float)
+    train = np.asarray(list_field(full.iloc[0]["positives_train"]), dtype=float)
     priors = train / train.sum()
     shares = np.bincount(labels, minlength=len(priors)) / len(labels)
     _, n_clusters = cases.cluster_codes()
