@@ -270,11 +270,11 @@ def _slope(xs, ys) -> float:
 
 def _cohort(folder: Path, scale: float, n_encoders: int, tasks: tuple[TaskShape, ...] = TASKS):
     """The cxr task alone (the largest) as a store, its records, predictions and axes."""
-    from crsbench.api import grid_view
+    from crsbench.api import load_results
     from crsbench.scoring.axes import compute_axes
 
     build_store(folder, scale, n_encoders, seed=1, tasks=tuple(t for t in tasks if t.name == "cxr"))
-    records, _ = grid_view(folder)
+    records = load_results(folder).frame
     stored = load_predictions(folder)
     return records, stored, compute_axes(records, predictions=stored)
 

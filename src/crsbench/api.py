@@ -12,7 +12,6 @@ from crsbench.results import records as record_schema
 from crsbench.crs.definition import CRSConfig
 from crsbench.core.progress import Progress
 from crsbench.executors import Executor
-from crsbench.results.coverage import GridStatus
 from crsbench.results.record_set import Records
 from crsbench.results.store import load_records
 from crsbench.results import stored_suites
@@ -115,23 +114,12 @@ def load_results(results: str | Path | pd.DataFrame, suite_hash: str | None = No
     """The records of a results folder as one validated value (crsbench.results.record_set.Records): one
     suite's (`suite_hash`), each encoder's newest version, checked against the grid the suite asked for
     (an incomplete grid is refused unless `partial`, which keeps the evaluations every encoder shares).
-    Its `frame`, `grid`, `seed_means()` and `headline()` are what `results` and `score` show."""
+    Its `frame`, `grid`, `seed_means()` (mean, std and n over seeds) and `headline()` (those at clean test
+    and 100 % labels) are what `results` and `score` show: the one way to read records as scored;
+    `records` is the store's table as written, every suite and version."""
     if isinstance(results, pd.DataFrame):
         return Records.view(results, None, suite_hash, partial)
     return Records.load(results, suite_hash, partial)
-
-
-def grid_view(results: str | Path | pd.DataFrame, suite_hash: str | None = None,
-              partial: bool = False) -> tuple[pd.DataFrame, GridStatus]:
-    """`load_results` as (records frame, grid status)."""
-    view = load_results(results, suite_hash, partial)
-    return view.frame, view.grid
-
-
-def aggregate(results: str | Path | pd.DataFrame, suite_hash: str | None = None, partial: bool = False) -> pd.DataFrame:
-    """Mean, std and n over seeds (records.aggregate_seeds); records of several grids are refused, and
-    so is an incomplete grid unless `partial` (see grid_view)."""
-    return load_results(results, suite_hash, partial).seed_means()
 
 
 def export_results(
@@ -141,11 +129,6 @@ def export_results(
 
     target = Path(out_dir) if out_dir else (Path(results) if Path(results).is_dir() else Path(results).parent)
     return export_records(load_records(results), target, formats, suite_hash)
-
-
-def summary_table(results: str | Path | pd.DataFrame, suite_hash: str | None = None) -> pd.DataFrame:
-    """The seed aggregate at clean test and 100% labels: what `crsbench results` shows."""
-    return record_schema.clean_full_label(aggregate(results, suite_hash))
 
 
 def suite_reference(results: str | Path, suite_hash: str | None = None) -> str | None:

@@ -145,7 +145,7 @@ def _drop_colour_texture_cxr(unit, condition):
 def test_an_incomplete_grid_is_refused_naming_what_is_missing(tmp_path):
     write_store(tmp_path / "out", keep=_drop_colour_texture_cxr)
     with pytest.raises(IncompleteGridError) as caught:
-        api.aggregate(tmp_path / "out")
+        api.load_results(tmp_path / "out")
     message = str(caught.value)
     assert "6 of 24 planned records missing" in message
     assert "colour-texture (6)" in message and "cxr (6)" in message and "--partial" in message
@@ -160,7 +160,8 @@ def test_an_incomplete_grid_is_refused_naming_what_is_missing(tmp_path):
 
 def test_a_partial_view_compares_like_with_like_and_is_labelled_everywhere(tmp_path):
     write_store(tmp_path / "out", keep=_drop_colour_texture_cxr)
-    records, grid = api.grid_view(tmp_path / "out", partial=True)
+    view = api.load_results(tmp_path / "out", partial=True)
+    records, grid = view.frame, view.grid
     assert grid.partial_view and not grid.complete
     assert set(records["task"]) == {"derm"}  # cxr is scored for one encoder only: left out for both
     assert records.groupby("encoder").size().to_dict() == {"colour-texture": 6, "raw-pixels": 6}
@@ -179,7 +180,8 @@ def test_a_partial_view_compares_like_with_like_and_is_labelled_everywhere(tmp_p
 
 def test_a_complete_grid_is_shown_unlabelled(tmp_path):
     write_store(tmp_path / "out")
-    records, grid = api.grid_view(tmp_path / "out")
+    view = api.load_results(tmp_path / "out")
+    records, grid = view.frame, view.grid
     assert grid.complete and grid.expected == 24 == len(records) and not grid.partial_view
     code, out, _ = cli("results", tmp_path / "out")
     assert code == 0 and "PARTIAL" not in out

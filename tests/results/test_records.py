@@ -102,17 +102,17 @@ def test_results_and_score_refuse_two_grids_in_one_line_and_filter_by_suite_hash
     chosen = runner.invoke(app, ["results", str(folder), "--suite-hash", "aaaa"])
     assert chosen.exit_code == 0, chosen.output
     assert "0.700" in chosen.output and "0.800" not in chosen.output
-    table = api.aggregate(folder, suite_hash="bbbb")
+    table = api.load_results(folder, suite_hash="bbbb").seed_means()
     assert table["auroc_mean"].tolist() == [0.9] and table["n_seeds"].tolist() == [1]
     with pytest.raises(RecordsError, match="matches no suite"):
-        api.aggregate(folder, suite_hash="cccc")
+        api.load_results(folder, suite_hash="cccc")
 
 
 def test_a_suite_extended_with_a_seed_is_one_grid(tmp_path):
     with ResultsStore(tmp_path / "results.sqlite") as store:
         store.add(run_record(seed=0, auroc=0.70, suite="aaaa1111"))
         store.add(run_record(seed=1, auroc=0.90, suite="bbbb2222"))
-    table = api.aggregate(tmp_path)
+    table = api.load_results(tmp_path).seed_means()
     assert table["auroc_mean"].tolist() == [pytest.approx(0.8)] and table["n_seeds"].tolist() == [2]
 
 
@@ -130,8 +130,8 @@ def test_results_score_and_api_share_one_aggregation(tmp_path):
     from crsbench.scoring.score import score_records
 
     report = score_records(api.records(tmp_path), "enc", api.CRSConfig(n_boot=0, n_weight_draws=0))
-    pd.testing.assert_frame_equal(report.point.seed_summary, api.aggregate(tmp_path))
-    assert api.summary_table(tmp_path)["auroc_mean"].tolist() == pytest.approx([0.8, 0.7])
+    pd.testing.assert_frame_equal(report.point.seed_summary, api.load_results(tmp_path).seed_means())
+    assert api.load_results(tmp_path).headline()["auroc_mean"].tolist() == pytest.approx([0.8, 0.7])
 
 
 def test_user_names_are_printed_as_written_not_as_markup(tmp_path):

@@ -23,8 +23,8 @@ def run_and_render(out: Output, suite, cache_dir: Optional[Path], wait_s: float 
     summary = api.run(suite, progress=out.progress(), cache_dir=cache_dir, wait_s=wait_s)
     elapsed = time.perf_counter() - started
     # the output may hold other suites' records too: what is incomplete is shown labelled, not refused
-    records, grid = api.grid_view(summary.output, partial=True)
-    out.show(report.results_table(api.aggregate(records), grid))
+    view = api.load_results(summary.output, partial=True)
+    out.show(report.results_table(view.seed_means(), view.grid))
     out.result(report.run_summary_line(summary, elapsed))
 
 

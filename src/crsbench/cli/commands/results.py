@@ -24,8 +24,8 @@ def results(
     from crsbench import api, report
 
     out = Output(as_json)
-    records, grid = api.grid_view(results_dir, suite_hash, partial)
-    aggregate = api.aggregate(records)
+    view = api.load_results(results_dir, suite_hash, partial)
+    aggregate, grid = view.seed_means(), view.grid
     out.result(report.results_table(aggregate, grid))
     written = api.export_results(results_dir, out_dir, suite_hash=suite_hash) if export else []
     for path in written:
