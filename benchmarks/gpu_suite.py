@@ -132,13 +132,19 @@ def build_scoring_store(work: Path, smoke: bool, budget_s: float, encoders: int,
         started = time.perf_counter()
         build_store(folder, scale, encoders, n_boot=draws, tasks=tasks)
         seconds[scale], sizes[scale] = time.perf_counter() - started, folder_bytes(folder)
-        shutil.rmtree(folder)
-    free = shutil.disk_usage(work).free
+    free = shutil.disk_usage(work).free + sum(sizes.values())
     scale = largest_scale(seconds, budget_s, sizes, free, floor=calibration[0])
     store = work / "store"
+    for measured in calibration:  # a calibration build at the chosen scale is the store: not built twice
+        folder = work / f"calibration-{measured:g}"
+        if measured == scale and not store.exists():
+            folder.rename(store)
+        else:
+            shutil.rmtree(folder)
     started = time.perf_counter()
-    build_store(store, scale, encoders, n_boot=draws, tasks=tasks)
-    built = time.perf_counter() - started
+    if not store.exists():
+        build_store(store, scale, encoders, n_boot=draws, tasks=tasks)
+    built = seconds[scale] if scale in seconds else time.perf_counter() - started
     return store, (f"scoring store: scale {scale:g} of the published shape, {encoders} encoders, built here in "
                    f"{built:.0f} s (budget {budget_s:.0f} s; calibration builds "
                    + ", ".join(f"{s:g}: {t:.1f} s" for s, t in seconds.items()) + f"; {free / 1e9:.0f} GB free)")

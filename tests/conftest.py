@@ -74,14 +74,29 @@ def tiny_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def quick_demo_results(tmp_path_factory):
+def quick_demo(tmp_path_factory):
     """The quick demo suite on generated data (no MedMNIST), run once per session (minutes on two cores):
-    its results folder. Read it only; a test that writes a report into it takes a copy."""
+    (its results folder, the run's summary). Read it only; a test that writes a report into it takes a copy."""
+    import torch
+
     from crsbench import api
 
-    with _isolated_build(tmp_path_factory, "quick-demo") as root:
-        api.run(api.demo_suite(quick=True, output=root / "results", use_medmnist=False), cache_dir=root / "cache")
-    return root / "results"
+    # one torch thread, as a Ray worker runs (tests/executors/test_executor_ray.py compares the records bit for
+    # bit): a convolution summed over another number of threads can move a record's sixth decimal
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with _isolated_build(tmp_path_factory, "quick-demo") as root:
+            summary = api.run(api.demo_suite(quick=True, output=root / "results", use_medmnist=False),
+                              cache_dir=root / "cache")
+    finally:
+        torch.set_num_threads(threads)
+    return root / "results", summary
+
+
+@pytest.fixture(scope="session")
+def quick_demo_results(quick_demo):
+    return quick_demo[0]
 
 
 @pytest.fixture(autouse=True)

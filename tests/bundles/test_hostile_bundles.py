@@ -12,6 +12,7 @@ import io
 import json
 import re
 import struct
+import time
 import warnings
 import zipfile
 
@@ -524,7 +525,9 @@ def test_a_hostile_bundle_ends_verify_compare_and_leaderboard_in_one_line_and_ex
     for command, args in _commands(path, tmp_path / "site").items():
         with warnings.catch_warnings(record=True) as caught:  # pytest would hide them from the output
             warnings.simplefilter("always")
+            started = time.perf_counter()
             line = _one_line_refusal(CliRunner().invoke(app, args), expected)
+            assert time.perf_counter() - started < SECONDS, (command, "refused, but past the time bound")
         assert not [w for w in caught if "Duplicate name" not in str(w.message)], [str(w.message) for w in caught][:5]
         assert "\x1b" not in line and "\u3164" not in line, line  # user text is shown escaped, never obeyed
         print(f"\n{case} | {command} | {line} | 2")  # the table of refusals, with -s
@@ -762,7 +765,13 @@ def _child(args: list[str], scratch) -> tuple[int, str, float, float]:
 def test_a_costly_hostile_bundle_is_handled_within_a_minute_and_a_gigabyte(bundles, tmp_path, case):
     make, expected = CORPUS[case] if case in CORPUS else ACCEPTED[case]
     path = make(bundles, tmp_path / "hostile.crsb")
-    for command, args in _commands(path, tmp_path / "site").items():
+    commands = _commands(path, tmp_path / "site")
+    if case in CORPUS:
+        # a refused bundle is refused by the reader's checks that all three commands share (verify runs exactly
+        # those), before anything is scored: its cost is verify's, measured here; the corpus test above holds
+        # compare and leaderboard to the same one line within the time bound
+        commands = {"verify": commands["verify"]}
+    for command, args in commands.items():
         code, output, seconds, peak = _child(args, tmp_path)
         assert seconds < SECONDS and peak < PEAK_MB, (command, seconds, peak)
         assert "Traceback" not in output, output[-2000:]

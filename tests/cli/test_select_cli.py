@@ -191,7 +191,7 @@ def test_planted_answer_comes_out_alone_in_the_leading_tier(tmp_path, monkeypatc
 def _real_run(tmp_path, data, *args):
     out = tmp_path / "out"
     # the budget keeps the test short; on a slower machine the smallest protocol runs all the same
-    result = _select(data, "--encoders", "efficientnet-lite0@input_size=96,colour-texture", "--budget", "1m",
+    result = _select(data, "--encoders", "efficientnet-lite0@input_size=64,colour-texture", "--budget", "1m",
                      "--over-budget", "-o", out, "--cache-dir", tmp_path / "cache", *args)
     assert result.exit_code == 0, result.output
     assert re.search(r"Leading tier: \S", result.output)

@@ -19,7 +19,8 @@ SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 TRAIN_CSV = SHARED_DATA / "chexpert" / "chexpert_train.csv.gz"
 
 pytestmark = [pytest.mark.skipif(not TRAIN_CSV.is_file(), reason=f"real data not available: {TRAIN_CSV} is absent"),
-              pytest.mark.xdist_group("chexpert-real")]  # one worker reads the label file once
+              pytest.mark.xdist_group("chexpert-real"),  # one worker reads the label file once
+              pytest.mark.slow]  # each policy parses the 223,414 rows again: with the slow tests, not the fast loop
 
 ROWS, FRONTAL, LATERAL, FRONTAL_PATIENTS = 223_414, 191_027, 32_387, 64_534
 # per label among frontal views: (positive 1.0, uncertain -1.0, negative 0.0, blank)

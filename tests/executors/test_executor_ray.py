@@ -21,7 +21,9 @@ from crsbench.plan.fit_units import plan  # noqa: E402
 from crsbench.run.runner import SuiteRun  # noqa: E402
 from crsbench.plan.suite import parse_suite  # noqa: E402
 
-pytestmark = pytest.mark.slow
+# one worker: one Ray cluster for the module, and the session's quick demo (built once, for its other readers
+# too) is the in-process side of the comparison
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("quick-demo")]
 
 SESSION = ["run_id", "created_at", "fit_seconds", "eval_seconds", "suite_hash"]  # the output path is in the hash
 TASK_TITLE = "ray::run_chunk"  # Ray titles a worker process by the task it is running
@@ -46,15 +48,14 @@ def _table(results) -> pd.DataFrame:
     return frame.drop(columns=SESSION).set_index("record_key").sort_index()
 
 
-def test_demo_quick_gives_identical_records_in_process_and_on_ray(cluster, tmp_path):
-    local = api.run(api.demo_suite(quick=True, output=tmp_path / "local", use_medmnist=False),
-                    cache_dir=tmp_path / "cache-local")
+def test_demo_quick_gives_identical_records_in_process_and_on_ray(cluster, tmp_path, quick_demo):
+    local_results, local = quick_demo  # the session's in-process run of the same suite
     executor = RayExecutor(shard_images=64)
     on_ray = api.run(api.demo_suite(quick=True, output=tmp_path / "ray", use_medmnist=False),
                      cache_dir=tmp_path / "cache-ray", executor=executor)
     assert local.written == on_ray.written == local.planned_records
     assert on_ray.forward_passes == local.forward_passes  # the workers computed every embedding anew
-    pd.testing.assert_frame_equal(_table(tmp_path / "local"), _table(tmp_path / "ray"), check_exact=True)
+    pd.testing.assert_frame_equal(_table(local_results), _table(tmp_path / "ray"), check_exact=True)
 
 
 def _small_suite(output, cache, seeds=(0, 1, 2)) -> dict:

@@ -274,12 +274,13 @@ def _load_real(name: str) -> np.ndarray:
     return _grey3(images) if images.ndim == 3 else images
 
 
+# the large images (192 and 128 px) run with the slow tests; the 28 px ones stay in the fast loop
 CASES = [
-    ("dermoscopy", "ph2"),
+    pytest.param("dermoscopy", "ph2", marks=pytest.mark.slow),
     ("fundus", "retinamnist"),
     ("chest_xray", "pneumoniamnist"),
-    ("chest_xray", "cxr_multisource"),
-    ("generic", "ph2"),  # generic must work on large and on 28 px images
+    pytest.param("chest_xray", "cxr_multisource", marks=pytest.mark.slow),
+    pytest.param("generic", "ph2", marks=pytest.mark.slow),  # generic must work on large and on 28 px images
     ("generic", "retinamnist"),
     ("generic", "pneumoniamnist"),
 ]

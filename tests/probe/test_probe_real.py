@@ -25,7 +25,7 @@ from crsbench.plan.suite import DEFAULT_FRACTIONS
 
 from _shared_data import shared_file
 
-SEEDS = (0, 1, 2, 3, 4)
+SEEDS = (0, 1, 2)  # three label subsets per fraction (at 100 % every seed fits the same rows)
 REFERENCE_TOL = 1e-8
 
 
