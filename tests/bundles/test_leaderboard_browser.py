@@ -17,6 +17,8 @@ from crsbench.bundles import merge, read_bundle, score_cohort
 from crsbench.bundles.leaderboard import write_leaderboard
 from _browser_check import find_browser, live_page
 
+pytestmark = pytest.mark.slow  # a browser per page: with the slow tests (CI), not the fast loop
+
 HOSTILE = "<script>window.pwned=1</script>"
 N_BOOT = 100
 

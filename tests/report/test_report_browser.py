@@ -53,6 +53,7 @@ def test_the_quick_demo_report_renders_in_chromium(tmp_path, quick_demo_results)
     assert check.height > 2000
 
 
+@pytest.mark.slow
 @needs_browser
 def test_a_report_with_every_figure_renders_in_chromium(tmp_path, simulated_cohort):
     from _simulated_report import COSTS, scored_cohort

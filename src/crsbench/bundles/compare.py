@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import ChainMap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 
@@ -24,9 +24,6 @@ from crsbench.bundles.content import Bundle
 from crsbench.errors import DataError
 from crsbench.results.predictions import Predictions
 from crsbench.results.records import list_field
-
-if TYPE_CHECKING:  # annotations only: the renderers take the scored value
-    from crsbench.scoring.score_report import ScoreReport
 
 FIELDS = ("protocol", "solver", "tasks", "classes", "dataset", "split", "seeds", "fractions", "conditions", "crs")
 # departures that leave no common test set to pair cases on: intervals fall back to the seed-only bootstrap
@@ -296,13 +293,7 @@ def score_cohort(cohort: Cohort, reference: str | None = None, **settings):
     in settings.departures, and the sources in settings.sources."""
     from crsbench.scoring.inputs import score_inputs
 
-    return with_departure_column(score_inputs(cohort_inputs(cohort, reference, **settings)), cohort.departures)
-
-
-def with_departure_column(report: ScoreReport, departures: Sequence[str]):
-    """Every table with a `departures` column when the comparison departed from like for like, so that no
-    score file read alone hides it (as the `view` column marks a partial view)."""
-    return report.with_column("departures", "; ".join(departures)) if departures else report
+    return score_inputs(cohort_inputs(cohort, reference, **settings))
 
 
 __all__ = ["FIELDS", "Cohort", "NotComparable", "cohort_inputs", "comparable", "merge", "score_cohort", "difference"]

@@ -193,7 +193,7 @@ def pair_data(report: ScoreReport) -> list[list]:
     if pairwise is None or pairwise.empty:
         return out
     for e in pairwise.index:
-        for f in pairwise.index:  # the encoders: an allowed departure adds a `departures` text column
+        for f in pairwise.index:
             if e != f:
                 out.append(["overall", "crs", str(e), str(f), _number(crs[e] - crs[f]), None, None,
                             _number(pairwise.loc[e, f])])

@@ -153,8 +153,7 @@ def rank_distribution(data: ReportData) -> Drawn:
     if probabilities is None or probabilities.empty:
         return Absent("no bootstrap (n_boot = 0): no rank distribution")
     encoders = [e for e in data.encoders if e in probabilities.index]
-    # the rank columns alone: a comparison with an allowed departure adds a `departures` text column to every table
-    table = probabilities.loc[encoders].select_dtypes("number")
+    table = probabilities.loc[encoders]
     n = table.shape[1]
     fig = figure(0.8 + 0.26 * len(encoders), width=COLUMN_WIDTH)
     ax = fig.subplots()

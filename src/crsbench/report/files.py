@@ -93,10 +93,13 @@ def write_score_report(report: ScoreReport, out_dir: str | Path) -> dict[str, Pa
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     partial = bool(report.settings.partial_view)
+    departed = "; ".join(report.settings.departures)
     for stem, table in report.tables().items():
         flat = _flat(table)
         if partial:  # every file of a partial view says so, not only summary.json
             flat.insert(0, "view", "partial")
+        if departed and len(flat.columns):  # and of a comparison that departed from like for like
+            flat = flat.assign(departures=departed)
         for suffix, write in WRITERS.items():
             path = out / f"{stem}.{suffix}"
             write(flat, path)

@@ -7,7 +7,7 @@ docs/crs.md, section 9.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -155,16 +155,6 @@ class ScoreReport:
             **components_summary(parts.components, parts.pareto_pairs, parts.definitions, parts.disagreements,
                                   self.settings.definition, parts.agreement),
         }
-
-    def with_column(self, name: str, value: str) -> "ScoreReport":
-        """Every non-empty table with a constant column added (a comparison's departures), the rest as is."""
-        def marked(part):
-            return replace(part, **{f.name: getattr(part, f.name).assign(**{name: value})
-                                    for f in fields(part) if isinstance(getattr(part, f.name), pd.DataFrame)
-                                    and len(getattr(part, f.name).columns)})
-
-        return replace(self, **{f.name: marked(getattr(self, f.name)) for f in fields(self)
-                                if f.name in PARTS})
 
 
 PART_TYPES: dict[str, type] = {"point": PointTables, "intervals": IntervalTables, "tier": TierTables,
