@@ -28,8 +28,15 @@ samples of that size. Per estimator:
 - the planted too-narrow estimator (no term: these fitted probes) and too-wide one (the product's term
   doubled) beside them, and the seconds of probe fits the estimator adds per draw.
 
+Each finished draw is saved under `--store` (its folder named by the size, the pool, the test sets and the
+estimators carried), and a rerun reads the saved ones back and goes on; the oracle, which needs the truth
+over every draw, is scored last. A draw's cost is mostly the scoring (the product's axes for the run and
+each refit) and the fits; `--estimators retuned` carries only the product's estimator (with the planted two
+and the oracle), about 6.6 s of one core a draw at n = 280 against about 17 s with all three.
+
     python benchmarks/pool_calibration.py --smoke
     nice -n 10 python benchmarks/pool_calibration.py --draws 200 --sizes 280 140 --workers 2
+    nice -n 10 python benchmarks/pool_calibration.py --draws 1000 --sizes 280 --estimators retuned --store draws
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ CONFIG = CRSConfig(n_boot=100, n_weight_draws=0)  # 100 draws per run: six boots
 ENCODERS = {"lite0": ("efficientnet-lite0", {"input_size": 32}), "raw-pixels": ("raw-pixels", {}),
             "colour-texture": ("colour-texture", {})}
 ESTIMATORS = ("bootstrap, C re-tuned", "bootstrap, C fixed", "half-samples")
+ESTIMATOR_KEYS = dict(zip(ESTIMATORS, ("retuned", "fixed", "halves")))  # short names for the command line and the store
 PLANTED = ("none (too narrow)", "C re-tuned, doubled (too wide)")
 
 
@@ -103,7 +111,7 @@ def _fit(x, y, xv, yv, c_grid=C_GRID):
 
 
 def one_draw(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.ndarray, n: int, draw: int,
-             test_cases: int) -> dict:
+             test_cases: int, estimators: tuple[str, ...] = ESTIMATORS) -> dict:
     """One run at training size n (module docstring): its records per estimator, and its held-out axes."""
     import torch
 
@@ -116,7 +124,7 @@ def one_draw(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.n
     test = np.sort(rng.choice(len(held_out), test_cases, replace=False))
     y, yv = labels[train], labels[val]
     halves = [np.sort(rng.choice(n, n // 2, replace=False)) for _ in range(REFITS)]
-    run, extra, heldout_vectors, seconds = [], {e: [] for e in ESTIMATORS}, [], dict.fromkeys(ESTIMATORS, 0.0)
+    run, extra, heldout_vectors, seconds = [], {e: [] for e in estimators}, [], dict.fromkeys(estimators, 0.0)
     for name, v in vectors.items():
         x, xv = v["all"][train], v["all"][val]
         clean, noisy = v["all"][held_out], v["noisy"]
@@ -132,7 +140,7 @@ def one_draw(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.n
                 p = probe.predict_proba(images)
                 run.append((name, seed, fraction, kind, condition, severity, p[test]))
                 heldout_vectors.append((name, seed, fraction, kind, condition, severity, p))
-        for estimator in ESTIMATORS:
+        for estimator in estimators:
             started = time.perf_counter()
             for k in range(1, REFITS + 1):
                 if estimator == "half-samples":
@@ -146,7 +154,7 @@ def one_draw(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.n
                     extra[estimator].append((name, SEEDS[0], 1.0, kind, condition, severity, probe.predict_proba(images), k))
             seconds[estimator] += time.perf_counter() - started
     counts = np.bincount(y, minlength=2)
-    records = {e: records_from_predictions(TASK, labels[held_out][test], run + extra[e], counts) for e in ESTIMATORS}
+    records = {e: records_from_predictions(TASK, labels[held_out][test], run + extra[e], counts) for e in estimators}
     held = records_from_predictions(TASK, labels[held_out], heldout_vectors, counts)[0]
     held_axes = compute_axes(held, delta=CONFIG.delta)
     return {"records": records, "held_axes": held_axes.task_values(0)[0].mean(axis=1), "seconds": seconds,
@@ -181,13 +189,12 @@ def interval(records: pd.DataFrame, stored, axis_scores, spread: RefitSpread | N
             "tier": result.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool), "boot": boot}
 
 
-def score_draw(out: dict, oracle: np.ndarray, draw: int) -> dict:
-    """Per estimator (and the planted and oracle ones) the run's interval, tier and implied sd."""
+def score_draw(out: dict, draw: int) -> dict:
+    """Per estimator the draw carries (and the planted two) the run's interval, tier and implied sd."""
     names = out["names"]
     ref = 0  # the reference is the first encoder
     scored = {}
-    for estimator in ESTIMATORS:
-        records, stored = out["records"][estimator]
+    for estimator, (records, stored) in out["records"].items():
         axis_scores = compute_axes(records, delta=CONFIG.delta)
         assert list(axis_scores.encoders) == names and axis_scores.task_values(0)[1] == out["axes"]
         spread = estimator_spread(estimator, records, axis_scores)
@@ -199,11 +206,31 @@ def score_draw(out: dict, oracle: np.ndarray, draw: int) -> dict:
                                   "high": none.intervals.loc[names, "ci_high"].to_numpy(),
                                   "tier": none.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool)}
             scored[PLANTED[1]] = interval(records, stored, axis_scores, spread.scaled(2.0), draw, names)
-            truth = RefitSpread({TASK: oracle}, {TASK: REFITS}, (), {TASK: REFITS - 1})
-            scored["oracle"] = interval(records, stored, axis_scores, truth, draw, names)
     for value in scored.values():
         value.pop("boot", None)
     return scored
+
+
+def score_oracle(saved: Path, oracle: np.ndarray, draw: int) -> dict:
+    """The oracle's interval for a saved draw: the product's records with the true covariance over all draws
+    (rows whose sample covariance it is) in place of the refits' estimate, the same t for the same K."""
+    out = pd.read_pickle(saved)["draw"]
+    records, stored = out["records"][ESTIMATORS[0]]
+    axis_scores = compute_axes(records, delta=CONFIG.delta)
+    truth = RefitSpread({TASK: oracle}, {TASK: REFITS}, (), {TASK: REFITS - 1})
+    result = interval(records, stored, axis_scores, truth, draw, out["names"])
+    result.pop("boot")
+    return result
+
+
+def draw_and_score(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.ndarray, n: int, draw: int,
+                   test_cases: int, estimators: tuple[str, ...], saved: Path) -> None:
+    """One draw, scored by every estimator but the oracle (which needs every draw), saved when finished: a
+    rerun finds it there and goes on with the next."""
+    out = one_draw(vectors, labels, pool, held_out, n, draw, test_cases, estimators)
+    partial = saved.with_suffix(".partial")
+    pd.to_pickle({"draw": out, "scored": score_draw(out, draw)}, partial)
+    partial.replace(saved)  # a draw interrupted while written is never read as finished
 
 
 def _pool_map(function, args, workers: int) -> list:
@@ -239,7 +266,7 @@ def size_table(n: int, draws: list[dict], scored: list[dict], seconds: float, te
     lines.append(f"{'estimator':34s} {'sd ratio CRS (s.e.)':>22s} {'sd ratio by axis':>40s} {'coverage (s.e.)':>16s} "
                  f"{'width/oracle':>12s} {'tier':>5s} {'fit s/draw':>10s}")
     oracle_width = np.mean([(s["oracle"]["high"] - s["oracle"]["low"])[others].mean() for s in scored])
-    for estimator in (*ESTIMATORS, *PLANTED, "oracle"):
+    for estimator in [e for e in (*ESTIMATORS, *PLANTED, "oracle") if e in scored[0]]:
         low = np.stack([s[estimator]["low"] for s in scored])
         high = np.stack([s[estimator]["high"] for s in scored])
         covered = ((low <= target) & (target <= high))[:, others].mean(axis=1)
@@ -247,7 +274,7 @@ def size_table(n: int, draws: list[dict], scored: list[dict], seconds: float, te
         width = (high - low)[:, others].mean() / oracle_width
         tier = np.mean([s[estimator]["tier"].sum() for s in scored])
         ratio_text, axis_text, cost = "", "", ""
-        if estimator in ESTIMATORS:
+        if estimator in draws[0]["seconds"]:
             estimates = np.stack([s[estimator]["sd"] for s in scored])
             ratio, se = ratio_with_se(estimates[:, others], truth[:, others], rng)
             ratio_text = " ".join(f"{ratio[i, -1]:.2f}({se[i, -1]:.2f})" for i in range(len(others)))
@@ -259,15 +286,45 @@ def size_table(n: int, draws: list[dict], scored: list[dict], seconds: float, te
     return "\n".join(lines)
 
 
+def run_size(n: int, draws: int, vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.ndarray,
+             test_cases: int, estimators: tuple[str, ...], workers: int, store: Path) -> str:
+    """The table at training size n over draws 0 .. draws - 1: those saved under `store` are read back, the
+    rest drawn and saved one by one; the oracle is scored last, from the covariance over every draw."""
+    started = time.perf_counter()
+    folder = store / f"n{n}-pool{len(labels)}-held{len(held_out)}-test{test_cases}-{'+'.join(map(ESTIMATOR_KEYS.get, estimators))}"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"draw{d:04d}.pkl" for d in range(draws)]
+    todo = [(vectors, labels, pool, held_out, n, d, test_cases, estimators, paths[d]) for d in range(draws)
+            if not paths[d].exists()]
+    print(f"n = {n}: {draws - len(todo)} of {draws} draws saved in {folder}, {len(todo)} to draw", flush=True)
+    _pool_map(draw_and_score, todo, workers)
+    saved = [pd.read_pickle(path) for path in paths]
+    runs = [s["draw"] for s in saved]
+    held = np.stack([r["held_axes"] for r in runs])
+    oracle = held - held.mean(axis=0)  # rows over draws: their sample covariance is the truth's
+    oracles = _pool_map(score_oracle, [(path, oracle, d) for d, path in enumerate(paths)], workers)
+    scored = [{**s["scored"], "oracle": o} for s, o in zip(saved, oracles)]
+    return size_table(n, runs, scored, time.perf_counter() - started, test_cases, len(held_out))
+
+
 def main() -> None:
+    import tempfile
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="2 draws at one size, the two baselines, a 700-image pool")
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--sizes", type=int, nargs="+", default=[280, 140])
+    parser.add_argument("--estimators", nargs="+", choices=list(ESTIMATOR_KEYS.values()), default=list(ESTIMATOR_KEYS.values()),
+                        help="which candidates to carry (the planted two and the oracle come with the product's)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--cache", type=Path, default=None, help="a folder the embeddings are kept in between runs")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="a folder each finished draw is saved in: a rerun reads them back and goes on")
     args = parser.parse_args()
+    estimators = tuple(e for e, key in ESTIMATOR_KEYS.items() if key in args.estimators)
+    if ESTIMATORS[0] not in estimators:
+        parser.error("the product's estimator (retuned) carries the planted two and the oracle: keep it")
     data = np.load(args.data / "medmnist" / "pneumoniamnist.npz")
     images = np.concatenate([data[f"{s}_images"] for s in ("train", "val", "test")])
     labels = np.concatenate([data[f"{s}_labels"][:, 0] for s in ("train", "val", "test")]).astype(int)
@@ -289,14 +346,11 @@ def main() -> None:
             np.savez(cached, **{f"{e}/{k}": v for e, parts in vectors.items() for k, v in parts.items()})
     print(f"embedded {len(labels)} images and {len(held_out)} noisy copies with {len(encoders)} encoders "
           f"in {time.perf_counter() - started:.0f} s", flush=True)
-    for n in sizes:
-        started = time.perf_counter()
-        runs = _pool_map(one_draw, [(vectors, labels, pool, held_out, n, d, test_cases) for d in range(draws)],
-                         args.workers)
-        held = np.stack([r["held_axes"] for r in runs])
-        oracle = held - held.mean(axis=0)  # rows over draws: their sample covariance is the truth's
-        scored = _pool_map(score_draw, [(r, oracle, d) for d, r in enumerate(runs)], args.workers)
-        print(size_table(n, runs, scored, time.perf_counter() - started, test_cases, len(held_out)), flush=True)
+    with tempfile.TemporaryDirectory(prefix="pool-draws-") as scratch:
+        store = args.store or Path(scratch)
+        for n in sizes:
+            print(run_size(n, draws, vectors, labels, pool, held_out, test_cases, estimators, args.workers, store),
+                  flush=True)
 
 
 if __name__ == "__main__":
