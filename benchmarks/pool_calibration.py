@@ -115,6 +115,24 @@ def embedded(images: np.ndarray, held_out: np.ndarray, encoders: dict, task: str
     return vectors
 
 
+GENERATED_ROWS = 20_000  # n + n / 6 = 326 of the 18,500 in the pool at n = 280: draws nearly independent
+
+
+def generated_pool(rows: int, held: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """(labels, pool rows, held-out rows, vectors) drawn from the known population of
+    `simulation.embedding_samples` in place of embedded images; the noisy vectors for the held-out rows."""
+    from crsbench.simulation.embedding_samples import ENCODERS as GENERATED, draw_labels, draw_rows, perturb_rows
+
+    rng = np.random.default_rng(seed)
+    labels = draw_labels(rows, rng)
+    pool, held_out = pool_split(labels, held)
+    vectors = {}
+    for encoder in GENERATED:
+        x = draw_rows(encoder, labels, rng)
+        vectors[encoder.name] = {"all": x, "noisy": perturb_rows(encoder, x[held_out], rng)}
+    return labels, pool, held_out, vectors
+
+
 def _fit(x, y, xv, yv, c_grid=C_GRID, n_classes=2):
     from crsbench.probe.linear import ProbeConfig, fit_probe
 
@@ -342,6 +360,22 @@ def run_size(n: int, draws: int, vectors: dict, labels: np.ndarray, pool: np.nda
     return runs, [{**s["scored"], "oracle": o} for s, o in zip(saved, oracles)]
 
 
+def real_pool(data_folder: Path, held: int, smoke: bool, cache: Path | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """(labels, pool rows, held-out rows, vectors) of PneumoniaMNIST's images; `smoke`: a 500-image pool with
+    the two baselines (the same code path, its figures meaningless)."""
+    data = np.load(data_folder / "medmnist" / "pneumoniamnist.npz")
+    images = np.concatenate([data[f"{s}_images"] for s in ("train", "val", "test")])
+    labels = np.concatenate([data[f"{s}_labels"][:, 0] for s in ("train", "val", "test")]).astype(int)
+    encoders = ENCODERS
+    if smoke:
+        keep = np.sort(np.random.default_rng(0).choice(len(labels), 500, replace=False))
+        images, labels = images[keep], labels[keep]
+        encoders = {k: ENCODERS[k] for k in ("raw-pixels", "colour-texture")}
+    pool, held_out = pool_split(labels, held)
+    cached = cache / f"pool-{len(labels)}-{len(held_out)}.npz" if cache else None
+    return labels, pool, held_out, embedded(images, held_out, encoders, TASK, cached)
+
+
 def main() -> None:
     import tempfile
 
@@ -354,29 +388,26 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--cache", type=Path, default=None, help="a folder the embeddings are kept in between runs")
+    parser.add_argument("--generated", action="store_true",
+                        help="rows drawn from a known population (simulation/embedding_samples.py) in place of images")
     parser.add_argument("--store", type=Path, default=None,
                         help="a folder each finished draw is saved in: a rerun reads them back and goes on")
     args = parser.parse_args()
     estimators = tuple(e for e, key in ESTIMATOR_KEYS.items() if key in args.estimators)
     if ESTIMATORS[0] not in estimators:
         parser.error("the product's estimator (retuned) carries the planted two and the oracle: keep it")
-    data = np.load(args.data / "medmnist" / "pneumoniamnist.npz")
-    images = np.concatenate([data[f"{s}_images"] for s in ("train", "val", "test")])
-    labels = np.concatenate([data[f"{s}_labels"][:, 0] for s in ("train", "val", "test")]).astype(int)
-    encoders, draws, sizes, held, test_cases = ENCODERS, args.draws, args.sizes, HELD_OUT, TEST_CASES
-    if args.smoke:  # the same code path on a small pool: a check that it runs, its figures meaningless
-        keep = np.sort(np.random.default_rng(0).choice(len(labels), 500, replace=False))
-        images, labels = images[keep], labels[keep]
-        encoders = {k: ENCODERS[k] for k in ("raw-pixels", "colour-texture")}
+    draws, sizes, held, test_cases = args.draws, args.sizes, HELD_OUT, TEST_CASES
+    if args.smoke:
         draws, sizes, held, test_cases = 2, [60], 200, 100
-    pool, held_out = pool_split(labels, held)
     started = time.perf_counter()
-    cached = args.cache / f"pool-{len(labels)}-{len(held_out)}.npz" if args.cache else None
-    vectors = embedded(images, held_out, encoders, TASK, cached)
-    print(f"embedded {len(labels)} images and {len(held_out)} noisy copies with {len(encoders)} encoders "
-          f"in {time.perf_counter() - started:.0f} s", flush=True)
+    if args.generated:
+        labels, pool, held_out, vectors = generated_pool(500 if args.smoke else GENERATED_ROWS, held)
+    else:
+        labels, pool, held_out, vectors = real_pool(args.data, held, args.smoke, args.cache)
+    print(f"vectors of {len(labels)} {'generated rows' if args.generated else 'images'} and {len(held_out)} noisy "
+          f"copies for {len(vectors)} encoders in {time.perf_counter() - started:.0f} s", flush=True)
     with tempfile.TemporaryDirectory(prefix="pool-draws-") as scratch:
-        store = args.store or Path(scratch)
+        store = (args.store or Path(scratch)) / ("generated" if args.generated else "")
         for n in sizes:
             started = time.perf_counter()
             runs, scored = run_size(n, draws, vectors, labels, pool, held_out, test_cases, estimators, args.workers, store)
