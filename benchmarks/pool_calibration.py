@@ -34,6 +34,10 @@ over every draw, is scored last. A draw's cost is mostly the scoring (the produc
 each refit) and the fits; `--estimators retuned` carries only the product's estimator (with the planted two
 and the oracle), about 6.6 s of one core a draw at n = 280 against about 17 s with all three.
 
+`--generated` runs the same design on rows drawn from a known population (`simulation.embedding_samples`:
+three encoders of 64-256 dimensions, 20,000 rows) in place of embedded images: the simulator's training
+sample realised at the embedding level, each refit the project's probe on freshly drawn rows.
+
     python benchmarks/pool_calibration.py --smoke
     nice -n 10 python benchmarks/pool_calibration.py --draws 200 --sizes 280 140 --workers 2
     nice -n 10 python benchmarks/pool_calibration.py --draws 1000 --sizes 280 --estimators retuned --store draws
