@@ -30,9 +30,11 @@ samples of that size. Per estimator:
 
 Each finished draw is saved under `--store` (its folder named by the size, the pool, the test sets and the
 estimators carried), and a rerun reads the saved ones back and goes on; the oracle, which needs the truth
-over every draw, is scored last. A draw's cost is mostly the scoring (the product's axes for the run and
-each refit) and the fits; `--estimators retuned` carries only the product's estimator (with the planted two
-and the oracle), about 6.6 s of one core a draw at n = 280 against about 17 s with all three.
+over every draw, is scored last (about 0.3 s of CPU a draw). `--estimators retuned` carries only the
+product's estimator (with the planted two and the oracle): 3.4 s of CPU a draw at n = 280 with three
+encoders (measured over 144 draws), the 12 main and 12 refit fits about 75 ms each and the rest the axes of
+the run and of each refit (the product's, in pandas) and two bootstraps; all three estimators take about
+twice the fits and three times the axes.
 
 `--generated` runs the same design on rows drawn from a known population (`simulation.embedding_samples`:
 three encoders of 64-256 dimensions, 20,000 rows) in place of embedded images: the simulator's training
