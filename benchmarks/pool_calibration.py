@@ -28,8 +28,21 @@ samples of that size. Per estimator:
 - the planted too-narrow estimator (no term: these fitted probes) and too-wide one (the product's term
   doubled) beside them, and the seconds of probe fits the estimator adds per draw.
 
+Each finished draw is saved under `--store` (its folder named by the size, the pool, the test sets and the
+estimators carried), and a rerun reads the saved ones back and goes on; the oracle, which needs the truth
+over every draw, is scored last (about 0.3 s of CPU a draw). `--estimators retuned` carries only the
+product's estimator (with the planted two and the oracle): 3.4 s of CPU a draw at n = 280 with three
+encoders (measured over 144 draws), the 12 main and 12 refit fits about 75 ms each and the rest the axes of
+the run and of each refit (the product's, in pandas) and two bootstraps; all three estimators take about
+twice the fits and three times the axes.
+
+`--generated` runs the same design on rows drawn from a known population (`simulation.embedding_samples`:
+three encoders of 64-256 dimensions, 20,000 rows) in place of embedded images: the simulator's training
+sample realised at the embedding level, each refit the project's probe on freshly drawn rows.
+
     python benchmarks/pool_calibration.py --smoke
     nice -n 10 python benchmarks/pool_calibration.py --draws 200 --sizes 280 140 --workers 2
+    nice -n 10 python benchmarks/pool_calibration.py --draws 1000 --sizes 280 --estimators retuned --store draws
 """
 
 from __future__ import annotations
@@ -66,6 +79,7 @@ CONFIG = CRSConfig(n_boot=100, n_weight_draws=0)  # 100 draws per run: six boots
 ENCODERS = {"lite0": ("efficientnet-lite0", {"input_size": 32}), "raw-pixels": ("raw-pixels", {}),
             "colour-texture": ("colour-texture", {})}
 ESTIMATORS = ("bootstrap, C re-tuned", "bootstrap, C fixed", "half-samples")
+ESTIMATOR_KEYS = dict(zip(ESTIMATORS, ("retuned", "fixed", "halves")))  # short names for the command line and the store
 PLANTED = ("none (too narrow)", "C re-tuned, doubled (too wide)")
 
 
@@ -77,13 +91,13 @@ def pool_split(labels: np.ndarray, held_out: int, seed: int = 0) -> tuple[np.nda
     return np.setdiff1d(np.arange(len(labels)), out), np.sort(out)
 
 
-def embed_all(images: np.ndarray, held_out: np.ndarray, encoders: dict) -> dict[str, dict[str, np.ndarray]]:
+def embed_all(images: np.ndarray, held_out: np.ndarray, encoders: dict, task: str = TASK) -> dict[str, dict[str, np.ndarray]]:
     """Per encoder: every image's vector ("all") and the held-out images' under gaussian noise ("noisy")."""
     from crsbench.encoders.registry import get_encoder
     from crsbench.perturbations import perturb
 
-    rgb = np.repeat(images[..., None], 3, axis=-1)
-    noisy = perturb(np.ascontiguousarray(rgb[held_out]), [f"{TASK}-{i}" for i in held_out], "gaussian_noise", SEVERITY)
+    rgb = np.repeat(images[..., None], 3, axis=-1) if images.ndim == 3 else images
+    noisy = perturb(np.ascontiguousarray(rgb[held_out]), [f"{task}-{i}" for i in held_out], "gaussian_noise", SEVERITY)
     out = {}
     for name, (registered, options) in encoders.items():
         encoder = get_encoder(registered, **options)
@@ -96,35 +110,74 @@ def embed_all(images: np.ndarray, held_out: np.ndarray, encoders: dict) -> dict[
     return out
 
 
-def _fit(x, y, xv, yv, c_grid=C_GRID):
+def embedded(images: np.ndarray, held_out: np.ndarray, encoders: dict, task: str, cached: Path | None) -> dict:
+    """`embed_all`, read from `cached` where it was kept (per encoder, so a subset of its encoders reads too)."""
+    if cached is not None and cached.exists():
+        stored = np.load(cached)
+        return {e: {"all": stored[f"{e}/all"], "noisy": stored[f"{e}/noisy"]} for e in encoders}
+    vectors = embed_all(images, held_out, encoders, task)
+    if cached is not None:
+        np.savez(cached, **{f"{e}/{k}": v for e, parts in vectors.items() for k, v in parts.items()})
+    return vectors
+
+
+GENERATED_ROWS = 20_000  # n + n / 6 = 326 of the 18,500 in the pool at n = 280: draws nearly independent
+
+
+def generated_pool(rows: int, held: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """(labels, pool rows, held-out rows, vectors) drawn from the known population of
+    `simulation.embedding_samples` in place of embedded images; the noisy vectors for the held-out rows."""
+    from crsbench.simulation.embedding_samples import ENCODERS as GENERATED, draw_labels, draw_rows, perturb_rows
+
+    rng = np.random.default_rng(seed)
+    labels = draw_labels(rows, rng)
+    pool, held_out = pool_split(labels, held)
+    vectors = {}
+    for encoder in GENERATED:
+        x = draw_rows(encoder, labels, rng)
+        vectors[encoder.name] = {"all": x, "noisy": perturb_rows(encoder, x[held_out], rng)}
+    return labels, pool, held_out, vectors
+
+
+def _fit(x, y, xv, yv, c_grid=C_GRID, n_classes=2):
     from crsbench.probe.linear import ProbeConfig, fit_probe
 
-    return fit_probe("single_label", x, y, xv, yv, 2, ProbeConfig(c_grid=c_grid), device="cpu")
+    return fit_probe("single_label", x, y, xv, yv, n_classes, ProbeConfig(c_grid=c_grid), device="cpu")
 
 
 def one_draw(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.ndarray, n: int, draw: int,
-             test_cases: int) -> dict:
+             test_cases: int, estimators: tuple[str, ...] = ESTIMATORS) -> dict:
     """One run at training size n (module docstring): its records per estimator, and its held-out axes."""
+    rng = np.random.default_rng([n, draw])
+    rows = rng.choice(pool, n + n // 6, replace=False)
+    train, val = rows[:n], rows[n:]
+    test = np.sort(rng.choice(len(held_out), test_cases, replace=False))
+    halves = [np.sort(rng.choice(n, n // 2, replace=False)) for _ in range(REFITS)]
+    return fit_run(vectors, labels, train, val, held_out, test, estimators, halves)
+
+
+def fit_run(vectors: dict, labels: np.ndarray, train: np.ndarray, val: np.ndarray, held_out: np.ndarray,
+            test: np.ndarray, estimators: tuple[str, ...], halves: list[np.ndarray], task: str = TASK,
+            task_type: str = "single_label") -> dict:
+    """One benchmark run: the probes fitted on `train` (C tuned on `val`), at 100 % and 10 % labels, with the
+    K fits of each estimator, scored on the held-out rows `test` (indices into `held_out`, whose noisy vectors
+    are `vectors[e]["noisy"]`) as records, and on the whole held-out set as axes."""
     import torch
 
     from crsbench.plan.subsets import fraction_subset, refit_resample
 
     torch.set_num_threads(1)  # small solves: one thread, and no spinning against the other worker
-    rng = np.random.default_rng([n, draw])
-    rows = rng.choice(pool, n + n // 6, replace=False)
-    train, val = rows[:n], rows[n:]
-    test = np.sort(rng.choice(len(held_out), test_cases, replace=False))
     y, yv = labels[train], labels[val]
-    halves = [np.sort(rng.choice(n, n // 2, replace=False)) for _ in range(REFITS)]
-    run, extra, heldout_vectors, seconds = [], {e: [] for e in ESTIMATORS}, [], dict.fromkeys(ESTIMATORS, 0.0)
+    n_classes = int(labels.max()) + 1
+    run, extra, heldout_vectors, seconds = [], {e: [] for e in estimators}, [], dict.fromkeys(estimators, 0.0)
     for name, v in vectors.items():
         x, xv = v["all"][train], v["all"][val]
         clean, noisy = v["all"][held_out], v["noisy"]
-        full = _fit(x, y, xv, yv)
+        full = _fit(x, y, xv, yv, n_classes=n_classes)
         fits = [(seed, 1.0, full) for seed in SEEDS]
         for seed in SEEDS:
-            subset = fraction_subset("single_label", y, TASK, seed, FRACTIONS[0])
-            fits.append((seed, FRACTIONS[0], _fit(x[subset], y[subset], xv, yv)))
+            subset = fraction_subset(task_type, y, task, seed, FRACTIONS[0])
+            fits.append((seed, FRACTIONS[0], _fit(x[subset], y[subset], xv, yv, n_classes=n_classes)))
         for seed, fraction, probe in fits:
             for kind, condition, severity, images in (("clean", "clean", 0, clean), ("perturbation", "gaussian_noise", SEVERITY, noisy)):
                 if kind == "perturbation" and fraction < 1.0:
@@ -132,22 +185,23 @@ def one_draw(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.n
                 p = probe.predict_proba(images)
                 run.append((name, seed, fraction, kind, condition, severity, p[test]))
                 heldout_vectors.append((name, seed, fraction, kind, condition, severity, p))
-        for estimator in ESTIMATORS:
+        for estimator in estimators:
             started = time.perf_counter()
             for k in range(1, REFITS + 1):
                 if estimator == "half-samples":
                     subset = halves[k - 1]
                 else:
-                    subset = refit_resample(TASK, k, n)
+                    subset = refit_resample(task, k, len(train))
                 grid = (full.summary_c,) if estimator == "bootstrap, C fixed" else C_GRID
-                probe = _fit(x[subset], y[subset], xv, yv, grid)
+                probe = _fit(x[subset], y[subset], xv, yv, grid, n_classes)
                 for kind, condition, severity, images in (("clean", "clean", 0, clean[test]),
                                                           ("perturbation", "gaussian_noise", SEVERITY, noisy[test])):
                     extra[estimator].append((name, SEEDS[0], 1.0, kind, condition, severity, probe.predict_proba(images), k))
             seconds[estimator] += time.perf_counter() - started
-    counts = np.bincount(y, minlength=2)
-    records = {e: records_from_predictions(TASK, labels[held_out][test], run + extra[e], counts) for e in ESTIMATORS}
-    held = records_from_predictions(TASK, labels[held_out], heldout_vectors, counts)[0]
+    counts = np.bincount(y, minlength=n_classes)
+    records = {e: records_from_predictions(task, labels[held_out][test], run + extra[e], counts, task_type=task_type)
+               for e in estimators}
+    held = records_from_predictions(task, labels[held_out], heldout_vectors, counts, task_type=task_type)[0]
     held_axes = compute_axes(held, delta=CONFIG.delta)
     return {"records": records, "held_axes": held_axes.task_values(0)[0].mean(axis=1), "seconds": seconds,
             "names": list(held_axes.encoders), "axes": held_axes.task_values(0)[1]}
@@ -177,17 +231,16 @@ def interval(records: pd.DataFrame, stored, axis_scores, spread: RefitSpread | N
     boot = case_bootstrap(records, stored, axis_scores, names[0], config, spread=spread)
     result = boot.overall if spread is None or spread.present else boot.fitted_probes["overall"]
     table = result.intervals.loc[names]
-    return {"low": table["ci_low"].to_numpy(), "high": table["ci_high"].to_numpy(),
+    return {"crs": table["crs"].to_numpy(), "low": table["ci_low"].to_numpy(), "high": table["ci_high"].to_numpy(),
             "tier": result.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool), "boot": boot}
 
 
-def score_draw(out: dict, oracle: np.ndarray, draw: int) -> dict:
-    """Per estimator (and the planted and oracle ones) the run's interval, tier and implied sd."""
+def score_draw(out: dict, draw: int) -> dict:
+    """Per estimator the draw carries (and the planted two) the run's interval, tier and implied sd."""
     names = out["names"]
     ref = 0  # the reference is the first encoder
     scored = {}
-    for estimator in ESTIMATORS:
-        records, stored = out["records"][estimator]
+    for estimator, (records, stored) in out["records"].items():
         axis_scores = compute_axes(records, delta=CONFIG.delta)
         assert list(axis_scores.encoders) == names and axis_scores.task_values(0)[1] == out["axes"]
         spread = estimator_spread(estimator, records, axis_scores)
@@ -195,15 +248,36 @@ def score_draw(out: dict, oracle: np.ndarray, draw: int) -> dict:
         scored[estimator]["sd"] = crs_sd(spread, ref, axis_scores.task_values(0)[1])
         if estimator == ESTIMATORS[0]:
             none = scored[estimator]["boot"].fitted_probes["overall"]
-            scored[PLANTED[0]] = {"low": none.intervals.loc[names, "ci_low"].to_numpy(),
+            scored[PLANTED[0]] = {"crs": none.intervals.loc[names, "crs"].to_numpy(),
+                                  "low": none.intervals.loc[names, "ci_low"].to_numpy(),
                                   "high": none.intervals.loc[names, "ci_high"].to_numpy(),
                                   "tier": none.tier.loc[names, "in_leading_tier"].to_numpy().astype(bool)}
             scored[PLANTED[1]] = interval(records, stored, axis_scores, spread.scaled(2.0), draw, names)
-            truth = RefitSpread({TASK: oracle}, {TASK: REFITS}, (), {TASK: REFITS - 1})
-            scored["oracle"] = interval(records, stored, axis_scores, truth, draw, names)
     for value in scored.values():
         value.pop("boot", None)
     return scored
+
+
+def score_oracle(saved: Path, oracle: np.ndarray, draw: int) -> dict:
+    """The oracle's interval for a saved draw: the product's records with the true covariance over all draws
+    (rows whose sample covariance it is) in place of the refits' estimate, the same t for the same K."""
+    out = pd.read_pickle(saved)["draw"]
+    records, stored = out["records"][ESTIMATORS[0]]
+    axis_scores = compute_axes(records, delta=CONFIG.delta)
+    truth = RefitSpread({TASK: oracle}, {TASK: REFITS}, (), {TASK: REFITS - 1})
+    result = interval(records, stored, axis_scores, truth, draw, out["names"])
+    result.pop("boot")
+    return result
+
+
+def draw_and_score(vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.ndarray, n: int, draw: int,
+                   test_cases: int, estimators: tuple[str, ...], saved: Path) -> None:
+    """One draw, scored by every estimator but the oracle (which needs every draw), saved when finished: a
+    rerun finds it there and goes on with the next."""
+    out = one_draw(vectors, labels, pool, held_out, n, draw, test_cases, estimators)
+    partial = saved.with_suffix(".partial")
+    pd.to_pickle({"draw": out, "scored": score_draw(out, draw)}, partial)
+    partial.replace(saved)  # a draw interrupted while written is never read as finished
 
 
 def _pool_map(function, args, workers: int) -> list:
@@ -223,14 +297,35 @@ def ratio_with_se(estimates: np.ndarray, truth: np.ndarray, rng: np.random.Gener
     return point, again.std(axis=0, ddof=1)
 
 
+def truth_table(draws: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """(D, E, A + 1): each draw's held-out axis differences to the reference and CRS; and (E,) the target,
+    the CRS expected over training samples (its mean over the draws)."""
+    axes = draws[0]["axes"]
+    held = np.stack([d["held_axes"] for d in draws])  # (D, E, A)
+    crs = crs_batch(held, 0, CONFIG, list(axes)).crs  # (D, E); the reference is the first encoder
+    return np.concatenate([held - held[:, [0]], crs[..., None]], axis=2), crs.mean(axis=0)
+
+
+def checks(draws: list[dict], scored: list[dict]) -> dict[str, dict[str, float]]:
+    """Per estimator scored: coverage of the target by draws and its s.e. counted by draws, the mean width
+    over the oracle's, the mean tier size (the encoders other than the reference)."""
+    _, target = truth_table(draws)
+    oracle_width = np.mean([(s["oracle"]["high"] - s["oracle"]["low"])[1:].mean() for s in scored])
+    out = {}
+    for estimator in [e for e in (*ESTIMATORS, *PLANTED, "oracle") if e in scored[0]]:
+        low = np.stack([s[estimator]["low"] for s in scored])
+        high = np.stack([s[estimator]["high"] for s in scored])
+        covered = ((low <= target) & (target <= high))[:, 1:].mean(axis=1)
+        out[estimator] = {"coverage": covered.mean(), "coverage s.e.": covered.std(ddof=1) / np.sqrt(len(covered)),
+                          "width / oracle": (high - low)[:, 1:].mean() / oracle_width,
+                          "tier": np.mean([s[estimator]["tier"].sum() for s in scored])}
+    return out
+
+
 def size_table(n: int, draws: list[dict], scored: list[dict], seconds: float, test_cases: int, held_out: int) -> str:
     names, axes = draws[0]["names"], draws[0]["axes"]
-    ref = 0
-    others = [i for i in range(len(names)) if i != ref]
-    held = np.stack([d["held_axes"] for d in draws])  # (D, E, A)
-    crs = crs_batch(held, ref, CONFIG, list(axes)).crs  # (D, E)
-    truth = np.concatenate([held - held[:, [ref]], crs[..., None]], axis=2)  # (D, E, A + 1)
-    target = crs.mean(axis=0)
+    others = list(range(1, len(names)))
+    truth, _ = truth_table(draws)
     rng = np.random.default_rng(n)
     lines = [f"\npool training size {n} (+{n // 6} validation), {len(draws)} draws, test sets of {test_cases} "
              f"from {held_out} held out ({seconds:.0f} s); encoders {', '.join(names)}, reference {names[0]}",
@@ -238,65 +333,91 @@ def size_table(n: int, draws: list[dict], scored: list[dict], seconds: float, te
     columns = [*axes, "crs"]
     lines.append(f"{'estimator':34s} {'sd ratio CRS (s.e.)':>22s} {'sd ratio by axis':>40s} {'coverage (s.e.)':>16s} "
                  f"{'width/oracle':>12s} {'tier':>5s} {'fit s/draw':>10s}")
-    oracle_width = np.mean([(s["oracle"]["high"] - s["oracle"]["low"])[others].mean() for s in scored])
-    for estimator in (*ESTIMATORS, *PLANTED, "oracle"):
-        low = np.stack([s[estimator]["low"] for s in scored])
-        high = np.stack([s[estimator]["high"] for s in scored])
-        covered = ((low <= target) & (target <= high))[:, others].mean(axis=1)
-        cover_se = covered.std(ddof=1) / np.sqrt(len(covered))
-        width = (high - low)[:, others].mean() / oracle_width
-        tier = np.mean([s[estimator]["tier"].sum() for s in scored])
+    for estimator, checked in checks(draws, scored).items():
         ratio_text, axis_text, cost = "", "", ""
-        if estimator in ESTIMATORS:
+        if estimator in draws[0]["seconds"]:
             estimates = np.stack([s[estimator]["sd"] for s in scored])
             ratio, se = ratio_with_se(estimates[:, others], truth[:, others], rng)
             ratio_text = " ".join(f"{ratio[i, -1]:.2f}({se[i, -1]:.2f})" for i in range(len(others)))
             axis_text = " ".join(f"{columns[a][:4]} " + "/".join(f"{ratio[i, a]:.2f}" for i in range(len(others)))
                                  for a in range(len(axes)))
             cost = f"{np.mean([d['seconds'][estimator] for d in draws]):.1f}"
-        lines.append(f"{estimator:34s} {ratio_text:>22s} {axis_text:>40s} {covered.mean():9.3f} ({cover_se:.3f}) "
-                     f"{width:12.2f} {tier:5.2f} {cost:>10s}")
+        lines.append(f"{estimator:34s} {ratio_text:>22s} {axis_text:>40s} {checked['coverage']:9.3f} "
+                     f"({checked['coverage s.e.']:.3f}) {checked['width / oracle']:12.2f} {checked['tier']:5.2f} {cost:>10s}")
     return "\n".join(lines)
 
 
+def run_size(n: int, draws: int, vectors: dict, labels: np.ndarray, pool: np.ndarray, held_out: np.ndarray,
+             test_cases: int, estimators: tuple[str, ...], workers: int, store: Path) -> tuple[list[dict], list[dict]]:
+    """Draws 0 .. draws - 1 at training size n, and their scores: those saved under `store` are read back, the
+    rest drawn and saved one by one; the oracle is scored last, from the covariance over every draw."""
+    folder = store / f"n{n}-pool{len(labels)}-held{len(held_out)}-test{test_cases}-{'+'.join(map(ESTIMATOR_KEYS.get, estimators))}"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"draw{d:04d}.pkl" for d in range(draws)]
+    todo = [(vectors, labels, pool, held_out, n, d, test_cases, estimators, paths[d]) for d in range(draws)
+            if not paths[d].exists()]
+    print(f"n = {n}: {draws - len(todo)} of {draws} draws saved in {folder}, {len(todo)} to draw", flush=True)
+    _pool_map(draw_and_score, todo, workers)
+    saved = [pd.read_pickle(path) for path in paths]
+    runs = [s["draw"] for s in saved]
+    held = np.stack([r["held_axes"] for r in runs])
+    oracle = held - held.mean(axis=0)  # rows over draws: their sample covariance is the truth's
+    oracles = _pool_map(score_oracle, [(path, oracle, d) for d, path in enumerate(paths)], workers)
+    return runs, [{**s["scored"], "oracle": o} for s, o in zip(saved, oracles)]
+
+
+def real_pool(data_folder: Path, held: int, smoke: bool, cache: Path | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """(labels, pool rows, held-out rows, vectors) of PneumoniaMNIST's images; `smoke`: a 500-image pool with
+    the two baselines (the same code path, its figures meaningless)."""
+    data = np.load(data_folder / "medmnist" / "pneumoniamnist.npz")
+    images = np.concatenate([data[f"{s}_images"] for s in ("train", "val", "test")])
+    labels = np.concatenate([data[f"{s}_labels"][:, 0] for s in ("train", "val", "test")]).astype(int)
+    encoders = ENCODERS
+    if smoke:
+        keep = np.sort(np.random.default_rng(0).choice(len(labels), 500, replace=False))
+        images, labels = images[keep], labels[keep]
+        encoders = {k: ENCODERS[k] for k in ("raw-pixels", "colour-texture")}
+    pool, held_out = pool_split(labels, held)
+    cached = cache / f"pool-{len(labels)}-{len(held_out)}.npz" if cache else None
+    return labels, pool, held_out, embedded(images, held_out, encoders, TASK, cached)
+
+
 def main() -> None:
+    import tempfile
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="2 draws at one size, the two baselines, a 700-image pool")
+    parser.add_argument("--smoke", action="store_true", help="2 draws at one size, the two baselines, a 500-image pool")
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--sizes", type=int, nargs="+", default=[280, 140])
+    parser.add_argument("--estimators", nargs="+", choices=list(ESTIMATOR_KEYS.values()), default=list(ESTIMATOR_KEYS.values()),
+                        help="which candidates to carry (the planted two and the oracle come with the product's)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--cache", type=Path, default=None, help="a folder the embeddings are kept in between runs")
+    parser.add_argument("--generated", action="store_true",
+                        help="rows drawn from a known population (simulation/embedding_samples.py) in place of images")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="a folder each finished draw is saved in: a rerun reads them back and goes on")
     args = parser.parse_args()
-    data = np.load(args.data / "medmnist" / "pneumoniamnist.npz")
-    images = np.concatenate([data[f"{s}_images"] for s in ("train", "val", "test")])
-    labels = np.concatenate([data[f"{s}_labels"][:, 0] for s in ("train", "val", "test")]).astype(int)
-    encoders, draws, sizes, held, test_cases = ENCODERS, args.draws, args.sizes, HELD_OUT, TEST_CASES
-    if args.smoke:  # the same code path on a small pool: a check that it runs, its figures meaningless
-        keep = np.sort(np.random.default_rng(0).choice(len(labels), 700, replace=False))
-        images, labels = images[keep], labels[keep]
-        encoders = {k: ENCODERS[k] for k in ("raw-pixels", "colour-texture")}
-        draws, sizes, held, test_cases = 2, [80], 300, 150
-    pool, held_out = pool_split(labels, held)
+    estimators = tuple(e for e, key in ESTIMATOR_KEYS.items() if key in args.estimators)
+    if ESTIMATORS[0] not in estimators:
+        parser.error("the product's estimator (retuned) carries the planted two and the oracle: keep it")
+    draws, sizes, held, test_cases = args.draws, args.sizes, HELD_OUT, TEST_CASES
+    if args.smoke:
+        draws, sizes, held, test_cases = 2, [60], 200, 100
     started = time.perf_counter()
-    cached = args.cache / f"pool-{len(labels)}-{len(held_out)}.npz" if args.cache else None
-    if cached is not None and cached.exists():
-        stored = np.load(cached)
-        vectors = {e: {"all": stored[f"{e}/all"], "noisy": stored[f"{e}/noisy"]} for e in encoders}
+    if args.generated:
+        labels, pool, held_out, vectors = generated_pool(500 if args.smoke else GENERATED_ROWS, held)
     else:
-        vectors = embed_all(images, held_out, encoders)
-        if cached is not None:
-            np.savez(cached, **{f"{e}/{k}": v for e, parts in vectors.items() for k, v in parts.items()})
-    print(f"embedded {len(labels)} images and {len(held_out)} noisy copies with {len(encoders)} encoders "
-          f"in {time.perf_counter() - started:.0f} s", flush=True)
-    for n in sizes:
-        started = time.perf_counter()
-        runs = _pool_map(one_draw, [(vectors, labels, pool, held_out, n, d, test_cases) for d in range(draws)],
-                         args.workers)
-        held = np.stack([r["held_axes"] for r in runs])
-        oracle = held - held.mean(axis=0)  # rows over draws: their sample covariance is the truth's
-        scored = _pool_map(score_draw, [(r, oracle, d) for d, r in enumerate(runs)], args.workers)
-        print(size_table(n, runs, scored, time.perf_counter() - started, test_cases, len(held_out)), flush=True)
+        labels, pool, held_out, vectors = real_pool(args.data, held, args.smoke, args.cache)
+    print(f"vectors of {len(labels)} {'generated rows' if args.generated else 'images'} and {len(held_out)} noisy "
+          f"copies for {len(vectors)} encoders in {time.perf_counter() - started:.0f} s", flush=True)
+    with tempfile.TemporaryDirectory(prefix="pool-draws-") as scratch:
+        store = (args.store or Path(scratch)) / ("generated" if args.generated else "")
+        for n in sizes:
+            started = time.perf_counter()
+            runs, scored = run_size(n, draws, vectors, labels, pool, held_out, test_cases, estimators, args.workers, store)
+            print(size_table(n, runs, scored, time.perf_counter() - started, test_cases, len(held_out)), flush=True)
 
 
 if __name__ == "__main__":
