@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import textwrap
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,7 @@ from crsbench.errors import DataError
 from crsbench.results.predictions import load_predictions
 from crsbench.results.store import ResultsStore, database_path
 
-from _cohort_folders import cohort_folder
+from _cohort_folders import cohort_folder, folder_suite
 
 
 def _digest(*arrays) -> str:
@@ -122,22 +121,8 @@ def test_the_npz_kind_reads_a_subgroups_key_outside_its_fingerprint(tmp_path):
     assert (split.subgroups["age"] == UNKNOWN).sum() == 8 and split.subgroups["age"][1] == "30-39"
 
 
-def _folder_suite(root, folder, subgroups: str) -> str:
-    suite = root / "suite.yaml"
-    suite.write_text(textwrap.dedent(f"""
-        name: subgroup-keys
-        output: {root / 'out'}
-        cache: {root / 'cache'}
-        encoders: [raw-pixels]
-        tasks:
-          - name: t
-            dataset: {{kind: folder, root: {folder / 'images'}, csv: {folder / 'labels.csv'},
-                       label_columns: diagnosis{subgroups}}}
-        seeds: [0]
-        fractions: [1.0]
-        perturbations: {{select: [jpeg], severities: [3]}}
-    """))
-    return suite
+def _folder_suite(root, folder, subgroups: str):
+    return folder_suite(root, folder, subgroups)
 
 
 def _keys(out) -> list[str]:

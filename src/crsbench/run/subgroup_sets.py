@@ -29,7 +29,7 @@ def write_subgroup_sets(output: str | Path, resolved: Resolved, log: Callable[[s
             if role == "test":
                 train = dataset.split("train").subgroups
                 for attribute, values in cases.subgroups.items():
-                    note = train_only_note(dataset.meta.name, attribute, train.get(attribute, values), values)
+                    note = train_only_note(f"task {task}", attribute, train.get(attribute, values), values)
                     if note:
                         log(f"note: {note}")
     return written

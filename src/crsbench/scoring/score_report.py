@@ -15,7 +15,7 @@ import pandas as pd
 from crsbench.scoring.component_tables import ComponentTables, components_summary
 from crsbench.scoring.refits import fitted_probes_summary
 from crsbench.scoring.settings import ScoreSettings
-from crsbench.scoring.subgroups import LABEL_COLUMNS, TABLE_COLUMNS, WORST_COLUMNS, thresholds
+from crsbench.scoring.subgroups import LABEL_COLUMNS, TABLE_COLUMNS, WORST_COLUMNS, flagged, thresholds
 
 
 @dataclass(frozen=True)
@@ -196,12 +196,12 @@ def subgroup_summary(part: SubgroupTables) -> dict[str, Any]:
     attribute, and each difference to the rest whose interval excludes 0."""
     if part.table.empty:
         return {}
-    flagged = part.table[part.table["diff_excludes_zero"].fillna(False).astype(bool)]
+    excluding = flagged(part.table)
     keep = ["task", "set", "attribute", "subgroup", "encoder", "diff", "diff_low", "diff_high"]
     return {"target": part.target, "thresholds": dict(part.thresholds),
             "not_assessable": int((~part.table["assessable"].astype(bool)).sum()),
             "worst": part.worst.to_dict(orient="records"),
-            "differences_excluding_zero": flagged[keep].to_dict(orient="records")}
+            "differences_excluding_zero": excluding[keep].to_dict(orient="records")}
 
 
 def empty_subgroups(target: str = "") -> SubgroupTables:

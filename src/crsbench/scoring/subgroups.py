@@ -39,6 +39,11 @@ MIN_CASES = 30  # fewer cases in a subgroup: not assessable
 MIN_PER_CLASS = 10  # fewer positives or negatives of some label in a subgroup: not assessable
 MAX_CELLS = 4_000_000  # draws x cases of one weight matrix held at once
 
+def flagged(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose difference to the rest has an interval that excludes 0."""
+    return table[table["diff_excludes_zero"].astype("boolean").fillna(False).astype(bool)]
+
+
 def thresholds() -> dict[str, int]:
     return {"min_cases": MIN_CASES, "min_per_class": MIN_PER_CLASS}
 
