@@ -36,10 +36,11 @@ class AttributeSpec:
 
     column: str
     bands: tuple[float, ...] | str | None = None  # DECADES, or ascending edges
+    label: str | None = None  # the attribute's name where it is not the column's (a release's "Age" as age_band)
 
     @property
     def name(self) -> str:
-        return self.column
+        return self.label or self.column
 
 
 def parse_attribute(spec: str, where: str = "subgroups") -> AttributeSpec:

@@ -260,6 +260,9 @@ class Listing:
     image_folder: Path | None = None  # every file must lie inside it (None: the dataset root)
     lines: np.ndarray | None = None  # the CSV line that listed each entry, for error messages
     line_sources: np.ndarray | None = None  # index into `sources` of that CSV (None: sources[0])
+    # attribute -> subgroup per entry (datasets.subgroups): read where the release carries them, never in the
+    # fingerprint
+    attributes: dict[str, np.ndarray] = field(default_factory=dict)
 
     def where(self, i: int) -> str:
         """`<csv> line <n>` of entry i (the CSV alone when lines are unknown)."""
@@ -284,6 +287,7 @@ class Listing:
             image_folder=self.image_folder,
             lines=None if self.lines is None else self.lines[kept],
             line_sources=None if self.line_sources is None else self.line_sources[kept],
+            attributes={name: values[kept] for name, values in self.attributes.items()},
         )
 
 
@@ -340,6 +344,7 @@ class PublishedDataset(FileSplits, DatasetKind):
         if len(listing.ids) == 0:
             raise DataError(f"{meta.name}: no images left under {root} (dropped: {self.dropped})")
         self.ids, self.files, self.labels, self.groups = listing.ids, listing.files, listing.labels, listing.groups
+        self.attributes = dict(listing.attributes)
         self.places = listing.places()
         fractions, split_seed = o.drawn_split()
         self.split_options = {**split_options, "fractions": fractions, "split_seed": split_seed}
