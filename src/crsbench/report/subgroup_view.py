@@ -41,8 +41,7 @@ def subgroup_tables(report: "ScoreReport") -> list[Table]:
     encoders = list(dict.fromkeys(table["encoder"]))
     out = []
     for (task, role), rows in table.groupby(["task", "set"], sort=False):
-        view = Table(title=Text(f"Task {printable(task)} ({role} set): AUROC per subgroup, and its difference "
-                                "to the rest of the set"))
+        view = Table(title=Text(f"Task {printable(task)} ({role} set): AUROC per subgroup, then minus the rest's"))
         for header in ("attribute", "subgroup", "cases", *encoders, "not assessable"):
             view.add_column(Text(printable(str(header))), justify="right" if header in encoders else "left")
         for (attribute, subgroup), cells in rows.groupby(["attribute", "subgroup"], sort=False):
@@ -50,7 +49,7 @@ def subgroup_tables(report: "ScoreReport") -> list[Table]:
             first = cells.iloc[0]
             view.add_row(Text(printable(attribute)), Text(printable(subgroup)), str(int(first["n_cases"])),
                          *(_cell(by_encoder[e]) for e in encoders), Text(printable(first["reason"] or "")))
-        view.caption = Text(f"{FLAG}: the difference's interval excludes 0; {report.subgroups.target}")
+        view.caption = Text(f"{FLAG}: the difference's interval excludes 0; n/a: not assessable (the reason beside)")
         out.append(view)
     return out
 
@@ -95,6 +94,7 @@ def subgroup_lines(report: "ScoreReport") -> list[Text]:
     if report.subgroups.table.empty:
         return []
     lines = [Text(report.subgroups.target, style="dim")]
-    lines += [Text(sentence) for sentence in difference_sentences(report)] or [Text("no subgroup's difference to the rest excludes 0")]
-    lines += [Text(sentence, style="dim") for sentence in worst_sentences(report)]
+    lines += [Text(f"subgroup: {sentence}") for sentence in difference_sentences(report)] or [
+        Text("subgroup: no subgroup's difference to the rest excludes 0")]
+    lines += [Text(f"subgroup worst: {sentence}", style="dim") for sentence in worst_sentences(report)]
     return lines

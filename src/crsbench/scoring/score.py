@@ -302,7 +302,7 @@ def subgroup_stage(records: Records, predictions: Predictions | None, axis_score
     table = result.table
     unassessable = table.drop_duplicates(["task", "set", "attribute", "subgroup"])
     unassessable = unassessable[~unassessable["assessable"].astype(bool)]
-    notes = [target]
+    notes = []  # the target is the part's own line, shown under the subgroup tables
     if len(unassessable):
         limits = thresholds()
         notes.append(f"{len(unassessable)} subgroup(s) not assessable (fewer than {limits['min_cases']} cases or "

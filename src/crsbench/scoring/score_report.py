@@ -1,4 +1,4 @@
-"""The value a score is: `ScoreReport`, the facts of the run and six frozen parts, each always present.
+"""The value a score is: `ScoreReport`, the facts of the run and seven frozen parts, each always present.
 
 Built once by scoring.score.score_records; read by every output (report/, selection/, bundles/) by
 attribute, never with a default (tests/structure/test_typed_read_side.py). Which table lives where:
@@ -104,7 +104,7 @@ class SubgroupTables:
 @dataclass(frozen=True)
 class ScoreReport:
     """Every result of the CRS stage, built once by `score_records`: the facts of the run (reference, axes
-    used, missing and partial, floor baselines, notes, settings) and six parts, each always present (its
+    used, missing and partial, floor baselines, notes, settings) and seven parts, each always present (its
     tables empty where a run has none). `inputs_key` is the fingerprint of what this value was computed from
     (scoring.inputs.inputs_key), "" when not known: `report` reuses a stored value only when it equals the
     fingerprint of what it would score.
