@@ -142,3 +142,28 @@ def test_adding_attributes_to_a_store_re_keys_nothing_and_stores_them_beside(tmp
     attributes = stored.attributes(test_set)
     assert set(attributes) == {"sex", "age"}
     assert len(attributes["sex"]) == len(stored.case_set(test_set).case_id)
+
+
+def test_isic_2019_reads_sex_age_band_and_site_from_its_metadata(tmp_path):
+    from crsbench.datasets.published.isic2019 import ISIC2019Dataset
+
+    from _release_layouts import make_isic
+
+    dataset = ISIC2019Dataset(root=make_isic(tmp_path / "isic"))
+    fingerprint = dataset.fingerprint()
+    subgroups = {name: np.concatenate([dataset.split(s).subgroups[name] for s in ("train", "val", "test")])
+                 for name in ("sex", "age_band", "site")}
+    assert set(subgroups["sex"]) == {"female"} and set(subgroups["age_band"]) == {"50-59"}
+    assert set(subgroups["site"]) == {"anterior torso"}  # the UNK image (blank site, male) is dropped with its row
+    assert ISIC2019Dataset(root=tmp_path / "isic").fingerprint() == fingerprint
+
+
+def test_chexpert_reads_sex_age_band_and_view_beside_its_listing(tmp_path):
+    from crsbench.datasets.published.chexpert import CheXpertDataset
+
+    from _release_layouts import make_chexpert
+
+    dataset = CheXpertDataset(root=make_chexpert(tmp_path))
+    split = dataset.split("train")
+    assert set(split.subgroups) == {"sex", "age_band", "view"}
+    assert len(split.subgroups["sex"]) == len(split.ids)

@@ -24,6 +24,7 @@ positives or negatives is not assessable: the reason is given and no number.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -120,7 +121,8 @@ def simultaneous(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarra
     if len(draws) < 3 or draws.shape[1] == 0:
         return np.full_like(point, np.nan), np.full_like(point, np.nan)
     rest = draws[1:]
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a quantity not defined on this set (skill on a shift set)
         se = np.nanstd(rest, axis=0, ddof=1)
         z = np.abs(rest - point) / np.where(se > 0, se, np.nan)
     z = np.where(np.isnan(z), 0.0, z)  # a subgroup without spread adds nothing to the maximum

@@ -40,10 +40,11 @@ from crsbench.datasets.published.common import (
     explicit_file,
     find_file,
     read_table,
+    release_attributes,
     resolve_root,
 )
 from crsbench.datasets.published.cxr_labels import COMPETITION_LABELS, certain_positives, label_matrix, resolve_policy
-from crsbench.datasets.subgroups import DECADES, AttributeSpec, attribute_values
+from crsbench.datasets.subgroups import DECADES, AttributeSpec
 from crsbench.errors import DataError
 
 NAME = "chexpert"
@@ -137,7 +138,7 @@ def read_part(release: Path, csv_path: Path, policy: Mapping[str, str]) -> Listi
     count_drop(dropped, "lateral_view", int((~frontal).sum()))
     table = table[frontal]
     paths = table["Path"].to_numpy().astype(str)
-    attributes = patient_attributes(table, csv_path)
+    attributes = release_attributes(table, ATTRIBUTES, csv_path)
     return Listing(
         ids=paths,
         files=image_files(release, table["Path"], csv_path),
@@ -151,22 +152,9 @@ def read_part(release: Path, csv_path: Path, policy: Mapping[str, str]) -> Listi
     )
 
 
-# the release's attribute columns and the attribute each becomes (a numeric age banded by decade); the
-# release writes an unrecorded sex as "Unknown", read as the UNKNOWN subgroup like a blank
+# the release's attribute columns and the attribute each becomes (a numeric age banded by decade)
 ATTRIBUTES = (AttributeSpec("Sex", label="sex"), AttributeSpec("Age", DECADES, "age_band"),
               AttributeSpec("AP/PA", label="view"))
-
-
-def patient_attributes(table: pd.DataFrame, csv_path: Path) -> dict[str, np.ndarray]:
-    """Sex, age band and AP/PA view per row, where the CSV has the columns (never part of the fingerprint)."""
-    out = {}
-    for spec in ATTRIBUTES:
-        if spec.column not in table.columns:
-            continue
-        raw = table[spec.column].str.strip().replace({"Unknown": ""}).tolist()
-        out[spec.name] = attribute_values(raw, spec, f"{csv_path} column '{spec.column}'",
-                                          lambda i: f"line {csv_line(table.index[i])}")
-    return out
 
 
 def image_files(release: Path, csv_paths: pd.Series, csv_path: Path | None = None) -> list[str]:

@@ -31,6 +31,7 @@ from crsbench.datasets.image_files import FileSplits, RowPlaces, load_image
 from crsbench.datasets.kind import DatasetKind, FileKindOptions, MaxSide, Number, PathLike
 from crsbench.datasets.labels import refuse_repeated_columns
 from crsbench.datasets.paths import check_contained
+from crsbench.datasets.subgroups import AttributeSpec, attribute_values
 from crsbench.errors import DataError
 
 SHOWN = 5  # how many offending names an error message lists
@@ -98,6 +99,20 @@ def read_table(path: Path, columns: Sequence[str]) -> pd.DataFrame:
 def csv_line(position: int) -> int:
     """The CSV line of the row at `position` (header = line 1), for error messages."""
     return int(position) + 2
+
+
+def release_attributes(table: pd.DataFrame, specs: Sequence[AttributeSpec], path: Path) -> dict[str, np.ndarray]:
+    """Patient attributes from a release CSV's own columns, those of `specs` it has (datasets.subgroups): rows
+    in `table`'s order, its index the row's position in the CSV (for the line an unreadable age is named by).
+    A release's "Unknown" is the UNKNOWN subgroup, like a blank. Never part of a fingerprint."""
+    out = {}
+    for spec in specs:
+        if spec.column not in table.columns:
+            continue
+        raw = table[spec.column].astype(str).str.strip().replace({"Unknown": ""}).tolist()
+        out[spec.name] = attribute_values(raw, spec, f"{path} column '{spec.column}'",
+                                          lambda i: f"line {csv_line(table.index[i])}")
+    return out
 
 
 def listed(names: Iterable[Any]) -> str:
