@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from crsbench.results.predictions import Predictions
-from crsbench.scoring.subgroups import SubgroupInput, vector_metrics
+from crsbench.scoring.subgroups import SubgroupInput, vector_probabilities
 from crsbench.scoring.task_draws import TaskPlan, replayed_counts
 
 
@@ -33,8 +33,8 @@ def subgroup_inputs(plans: tuple[TaskPlan, ...] | list[TaskPlan], stored: Predic
                 counts = counts or replayed_counts(plan, stored, draw_states[plan.task], n_draws)
                 weights = counts.weights(role)
             digests = [d for ds in vectors.values() for d in ds]
-            metrics = vector_metrics(stored, digests, task_types[plan.task], cases.labels)
+            probabilities = vector_probabilities(stored, digests, task_types[plan.task])
             n_classes = stored.probabilities(digests[0]).shape[1]
             out.append(SubgroupInput(plan.task, role, task_types[plan.task], n_classes, cases.labels, cases.cluster,
-                                     attributes, vectors, dict(plan.prior), weights, metrics))
+                                     attributes, vectors, dict(plan.prior), weights, probabilities))
     return out

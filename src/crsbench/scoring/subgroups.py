@@ -77,7 +77,7 @@ class SubgroupInput:
     vectors: dict[tuple[int, int], tuple[str, ...]]
     prior: dict[tuple[int, int], tuple[float, ...]]
     weights: np.ndarray  # (n_draws, n_cases)
-    metrics: dict[str, WeightedMetrics]  # per probability hash in `vectors`
+    probabilities: dict[str, np.ndarray]  # float64 [n, k] per probability hash in `vectors`, as the axes read them
 
 
 @dataclass(frozen=True)
@@ -151,14 +151,14 @@ def subgroup_tables(sets: Sequence[SubgroupInput], encoders: Sequence[str], refe
                           pd.DataFrame(label_rows, columns=list(LABEL_COLUMNS)))
 
 
-def vector_metrics(stored: Predictions, digests, task_type: str, labels: np.ndarray) -> dict[str, WeightedMetrics]:
-    """WeightedMetrics per probability hash (rows renormalised to sum to 1 for single-label, as the axes read them)."""
+def vector_probabilities(stored: Predictions, digests, task_type: str) -> dict[str, np.ndarray]:
+    """float64 probabilities per hash (rows renormalised to sum to 1 for single-label, as the axes read them)."""
     out = {}
     for digest in dict.fromkeys(digests):
         probs = stored.probabilities(digest).astype(np.float64)
         if task_type != "multi_label":
             probs /= probs.sum(axis=1, keepdims=True)
-        out[digest] = WeightedMetrics(task_type, labels, probs)
+        out[digest] = probs
     return out
 
 
@@ -229,40 +229,50 @@ def _numbers(slot: int, e: int, auroc, rest, skill, diff, ref_diff, bounds) -> d
 
 def _subgroup_draws(item: SubgroupInput, mask: np.ndarray, seed_share: np.ndarray, n_enc: int, n_seeds: int):
     """(n_draws, E) AUROC in the subgroup, in the rest, Brier skill in the subgroup (seed means under each draw's
-    seed counts), and the point AUROC per label (E, L)."""
+    seed counts), and the point AUROC per label (E, L). Each side's metrics are built on its own cases and read
+    its columns of the draws' weights: the same values as the whole set's under weights zeroed outside, for
+    half the work."""
     n_draws = len(item.weights)
     per_seed = {name: np.full((n_draws, n_enc, n_seeds), np.nan) for name in ("auroc", "rest", "skill")}
     labels = np.full((n_enc, n_seeds, item.labels.shape[1] if item.labels.ndim == 2 else 1), np.nan)
-    inside, outside = mask.astype(np.float64), (~mask).astype(np.float64)
-    cache: dict = {}
+    sides = {"in": np.flatnonzero(mask), "out": np.flatnonzero(~mask)}
+    built: dict[tuple, WeightedMetrics] = {}
+
+    def side(digest: str, name: str) -> WeightedMetrics:
+        if (digest, name) not in built:
+            cases = sides[name]
+            built[(digest, name)] = WeightedMetrics(item.task_type, item.labels[cases], item.probabilities[digest][cases])
+        return built[(digest, name)]
+
+    def prior_in(prior: tuple[float, ...]) -> WeightedMetrics:
+        """The prior predictor on the subgroup's cases: every case predicted the training prevalence."""
+        if prior not in built:
+            cases = sides["in"]
+            built[prior] = WeightedMetrics(item.task_type, item.labels[cases],
+                                           np.tile(np.asarray(prior, dtype=np.float64), (len(cases), 1)))
+        return built[prior]
+
     for part in _chunks(n_draws, len(mask)):
-        weights = case_major(item.weights[part])
-        w_in = (np.asarray(weights) * inside[:, None]).view(type(weights))
-        w_out = (np.asarray(weights) * outside[:, None]).view(type(weights))
+        weights = {name: case_major(item.weights[part][:, cases]) for name, cases in sides.items()}
+        cache: dict = {}
         for (e, s), digests in item.vectors.items():
-            key = (digests, item.prior[(e, s)])
+            prior = item.prior[(e, s)]
+            key = (digests, prior)
             if key not in cache:
-                cache[key] = _vector_draws(item, digests, item.prior[(e, s)], w_in, w_out)
-            a, r, sk = cache[key]
-            per_seed["auroc"][part, e, s], per_seed["rest"][part, e, s], per_seed["skill"][part, e, s] = a, r, sk
-        cache.clear()
+                auroc = np.mean([side(d, "in").auroc(weights["in"]) for d in digests], axis=0)
+                rest = np.mean([side(d, "out").auroc(weights["out"]) for d in digests], axis=0)
+                skill = np.full(len(auroc), np.nan)
+                if prior and item.role == "test":  # the calibration axis is read on the test set only
+                    skill = axis_math.brier_skill(side(digests[0], "in").brier(weights["in"]),
+                                                  prior_in(prior).brier(weights["in"]))
+                cache[key] = auroc, rest, skill
+            per_seed["auroc"][part, e, s], per_seed["rest"][part, e, s], per_seed["skill"][part, e, s] = cache[key]
     if item.task_type == "multi_label":
-        point = mask.astype(np.float64)[None, :]
+        point = np.ones((1, len(sides["in"])))
         for (e, s), digests in item.vectors.items():
-            labels[e, s] = np.mean([item.metrics[d].auroc_per_class(point)[0] for d in digests], axis=0)
+            labels[e, s] = np.mean([side(d, "in").auroc_per_class(point)[0] for d in digests], axis=0)
     out = [np.einsum("bs,bes->be", seed_share, per_seed[name]) for name in ("auroc", "rest", "skill")]
     return (*out, labels.mean(axis=1))  # the point: every seed weighs 1
-
-
-def _vector_draws(item: SubgroupInput, digests: tuple[str, ...], prior: tuple[float, ...], w_in, w_out):
-    auroc = np.mean([item.metrics[d].auroc(w_in) for d in digests], axis=0)
-    rest = np.mean([item.metrics[d].auroc(w_out) for d in digests], axis=0)
-    if not prior or item.role == "shift":  # the calibration axis is read on the test set only
-        return auroc, rest, np.full(len(auroc), np.nan)
-    brier = item.metrics[digests[0]].brier(w_in)
-    prior_probs = np.tile(np.asarray(prior, dtype=np.float64), (len(item.labels), 1))
-    prior_brier = WeightedMetrics(item.task_type, item.labels, prior_probs).brier(w_in)
-    return auroc, rest, axis_math.brier_skill(brier, prior_brier)
 
 
 def _worst_row(item: SubgroupInput, attribute: str, encoder: str, kept: list[str], auroc: np.ndarray,

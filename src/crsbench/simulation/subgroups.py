@@ -19,7 +19,6 @@ import numpy as np
 from scipy import stats as sps
 from scipy.special import expit
 
-from crsbench.metrics.weighted import WeightedMetrics
 from crsbench.scoring.subgroups import SubgroupInput
 
 PLANTED = ("sex", "F")
@@ -60,18 +59,18 @@ def draw_cohort(design: SubgroupDesign, rng: np.random.Generator, n_draws: int) 
     age = np.asarray(AGE_BANDS)[rng.integers(0, len(AGE_BANDS), n)]
     difficulty = rng.normal(size=n)
     base, planted = separation(design.auroc), separation(design.auroc - design.effect)
-    metrics, vectors = {}, {}
+    probabilities, vectors = {}, {}
     for e, encoder in enumerate(ENCODERS):
         mu = np.where((sex == PLANTED[1]) & (encoder == "planted"), planted, base)
         score = mu * y + difficulty + rng.normal(size=n)
         p = expit(score - score.mean())
-        metrics[encoder] = WeightedMetrics("single_label", y, np.column_stack([1 - p, p]))
+        probabilities[encoder] = np.column_stack([1 - p, p])
         vectors[(e, 0)] = (encoder,)
     counts = rng.multinomial(n, np.full(n, 1.0 / n), size=n_draws - 1)
     weights = np.vstack([np.ones(n), counts])
     prior = (1 - design.prevalence, design.prevalence)
     return SubgroupInput("sim", "test", "single_label", 2, y, np.arange(n).astype(str),
-                         {"sex": sex, "age_band": age}, vectors, {(0, 0): prior, (1, 0): prior}, weights, metrics)
+                         {"sex": sex, "age_band": age}, vectors, {(0, 0): prior, (1, 0): prior}, weights, probabilities)
 
 
 def true_worst(design: SubgroupDesign) -> float:
