@@ -167,3 +167,26 @@ def test_chexpert_reads_sex_age_band_and_view_beside_its_listing(tmp_path):
     split = dataset.split("train")
     assert set(split.subgroups) == {"sex", "age_band", "view"}
     assert len(split.subgroups["sex"]) == len(split.ids)
+
+
+def test_mimic_reads_the_view_and_with_mimic_iv_patients_sex_and_age_band(tmp_path):
+    from crsbench.datasets.published.mimic_cxr import MIMICCXRDataset
+
+    from _release_layouts import make_mimic, write_rows
+
+    root = make_mimic(tmp_path / "mimic")
+    plain = MIMICCXRDataset(root=root)
+    assert set(plain.split("test").subgroups) == {"view"}
+    assert set(plain.split("test").subgroups["view"]) <= {"AP", "PA"}
+    patients = write_rows(tmp_path / "patients.csv", ["subject_id", "gender", "anchor_age", "anchor_year"],
+                          [["10000032", "F", 52, 2180], ["12000012", "M", 71, 2150], ["13000013", "F", "", 2160]])
+    with_patients = MIMICCXRDataset(root=root, patients=patients)
+    assert with_patients.fingerprint() == plain.fingerprint()
+    test = with_patients.split("test")
+    by_subject = dict(zip(test.groups, zip(test.subgroups["sex"], test.subgroups["age_band"])))
+    assert by_subject["12000012"] == ("M", "70-79") and by_subject["13000013"] == ("F", UNKNOWN)
+    train = with_patients.split("train")
+    assert ("unknown", "unknown") in set(zip(train.subgroups["sex"], train.subgroups["age_band"]))  # not in the table
+    bad = write_rows(tmp_path / "bad.csv", ["subject_id", "gender", "anchor_age"], [["10000032", "F", "fifty"]])
+    with pytest.raises(DataError, match=r"bad.csv column 'anchor_age' line 2: age 'fifty' is not a number"):
+        MIMICCXRDataset(root=root, patients=bad)

@@ -20,10 +20,10 @@ from crsbench.core.safe_yaml import load_yaml, read_bounded
 
 DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
 MAX_SEED = 2**32 - 1
-PATH_OPTIONS = ("path", "root", "csv")  # dataset options resolved relative to the suite file
+PATH_OPTIONS = ("path", "root", "csv", "patients")  # dataset options resolved relative to the suite file
 ENCODER_PATH_OPTIONS = ("weights",)  # encoder options resolved relative to the suite file
 SUITE_PATHS = ("output", "cache")
-SUBGROUP_OPTIONS = ("subgroups", "subgroups_key")  # dataset options that name attributes only  # suite fields resolved relative to the suite file
+SUBGROUP_OPTIONS = ("subgroups", "subgroups_key", "patients")  # dataset options that bring attributes only  # suite fields resolved relative to the suite file
 _UNSET_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*")
 
 
