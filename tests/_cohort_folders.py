@@ -36,3 +36,25 @@ def cohort_rows(per_class: dict[str, int], patients: dict[str, int] | None = Non
                 row["patient_id"] = f"{cls}-p{i % patients[cls]}"
             rows.append(row)
     return rows
+
+
+def folder_suite(root: Path, folder: Path, dataset_options: str = "") -> Path:
+    """A one-encoder, one-seed suite over a cohort folder (the folder kind, label column `diagnosis`), with
+    `dataset_options` added to the dataset's mapping (", subgroups: [sex]")."""
+    import textwrap
+
+    suite = root / "suite.yaml"
+    suite.write_text(textwrap.dedent(f"""
+        name: cohort-folder
+        output: {root / 'out'}
+        cache: {root / 'cache'}
+        encoders: [raw-pixels]
+        tasks:
+          - name: t
+            dataset: {{kind: folder, root: {folder / 'images'}, csv: {folder / 'labels.csv'},
+                       label_columns: diagnosis{dataset_options}}}
+        seeds: [0]
+        fractions: [1.0]
+        perturbations: {{select: [jpeg], severities: [3]}}
+    """))
+    return suite

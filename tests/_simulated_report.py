@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from crsbench.crs.definition import CRSConfig
@@ -36,9 +37,20 @@ def simulated_cohort():
     """The cohort's records (with their per-class AUROCs and dataset fields) and stored predictions, unscored:
     the same for every n_boot, so a test session simulates it once (tests/report/conftest.py)."""
     records, stored = simulate(DESIGN, np.random.default_rng(3))
+    add_attributes(stored, np.random.default_rng(4))
     records["auroc_per_class"] = per_class(records, stored)
     records["dataset"], records["dataset_fingerprint"] = "sim-" + records["task"], "dfp-" + records["task"]
     return records, stored
+
+
+def add_attributes(stored, rng: np.random.Generator) -> None:
+    """Sex and a two-valued site per case on every test set, drawn apart from the cohort: the report's subgroup
+    view has something to draw."""
+    for test_set in sorted(stored.test_sets["test_set"]):
+        cases = stored.case_set(test_set)
+        n = len(cases.case_id)
+        stored.subgroups[test_set] = pd.DataFrame({"case_id": cases.case_id, "sex": rng.choice(["F", "M"], n),
+                                                   "site": rng.choice(["north", "south"], n, p=[0.6, 0.4])})
 
 
 def scored_cohort(cohort, n_boot: int = 200):

@@ -167,7 +167,7 @@ def _lines_at(results, columns: int) -> list[str]:
 def test_score_tables_fit_the_width_and_keep_every_name_whole(results, columns):
     lines = _lines_at(results, columns)
     prose = ("AUROC vs CRS", "  reversed:", "Under sampled", "  place depends", "Leading tier", "note:", "scores written",
-             "P dom / P dom'd:", "The two CRS definitions order", "  pair:")
+             "P dom / P dom'd:", "The two CRS definitions order", "  pair:", "subgroup")
     tables = [line for line in lines if not line.startswith(prose)]  # the lines under the tables are soft-wrapped
     assert max(len(line) for line in tables) <= columns
     assert not any("…" in line for line in lines)

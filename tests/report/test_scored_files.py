@@ -95,7 +95,7 @@ def test_a_value_of_the_older_schema_is_recomputed_with_a_note_never_misread(res
     value, reused = api.scored_or_score(folder, n_boot=30, n_weight_draws=0)
     assert not reused
     assert value.notes[0].startswith("the stored score value is of an older format (crsbench.scored/1, now "
-                                     "crsbench.scored/2): recomputed")
+                                     "crsbench.scored/3): recomputed")
     _same(dataclasses.replace(value, notes=value.notes[1:]), dataclasses.replace(fresh, notes=fresh.notes))
     again, reused = api.scored_or_score(folder, n_boot=30, n_weight_draws=0)
     assert reused and again.notes == value.notes  # the value as it was computed, note and all

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crsbench.errors import DataError
+from crsbench.scoring.score_report import empty_subgroups
 from crsbench.report import claims
 from crsbench.selection import advice
 from crsbench.selection.budget import (
@@ -349,6 +350,7 @@ class _Scored:
         self.tier = SimpleNamespace(members=tier, table=table, members_by_task={})
         self.intervals = SimpleNamespace(gap_variance={}, label=None, target="")
         self.evidence = SimpleNamespace(axis_evidence=pd.DataFrame(), class_counts=pd.DataFrame())
+        self.subgroups = empty_subgroups()
         self.axes_used = ("discrimination", "calibration", "label_efficiency", "robustness")
         self.settings = SimpleNamespace(
             level=0.95, anchors={"discrimination": 0.5, "calibration": 0.0, "label_efficiency": 0.5, "robustness": 0.5},

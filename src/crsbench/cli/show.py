@@ -15,10 +15,16 @@ def show_scores(out: Output, scored: ScoreReport) -> None:
     from crsbench import report  # the tables need pandas; imported when there is a score to show
     from crsbench.report.terminal import leading_tier_line
 
+    from crsbench.report.subgroup_view import subgroup_lines, subgroup_tables
+
     for table in report.task_tables(scored):
         out.show(table)
     out.show(report.scores_table(scored))
     show_components(out, scored)
+    for table in subgroup_tables(scored):  # under the axes: per subgroup, where the data carries attributes
+        out.show(table)
+    for line in subgroup_lines(scored):
+        out.show(line)
     for line in report.score_lines(scored, with_tier=False):
         out.show(line)
     out.result(leading_tier_line(scored))

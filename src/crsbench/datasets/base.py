@@ -103,17 +103,23 @@ class SplitData:
     images: ImageSource
     labels: np.ndarray
     groups: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # attribute -> subgroup per case (datasets.subgroups); never part of a fingerprint
+    subgroups: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.ids = np.asarray(self.ids).astype(str)
         if self.groups is None:
             self.groups = self.ids.copy()
         self.groups = np.asarray(self.groups).astype(str)
+        self.subgroups = {str(k): np.asarray(v).astype(str) for k, v in self.subgroups.items()}
         n = len(self.ids)
         if not (len(self.images) == len(self.labels) == len(self.groups) == n):
             raise ValueError(
                 f"split sizes disagree: ids {n}, images {len(self.images)}, labels {len(self.labels)}, groups {len(self.groups)}"
             )
+        for attribute, values in self.subgroups.items():
+            if len(values) != n:
+                raise ValueError(f"split sizes disagree: ids {n}, subgroup attribute {attribute!r} {len(values)}")
 
     def __len__(self) -> int:
         return len(self.ids)

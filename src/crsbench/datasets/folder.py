@@ -43,6 +43,7 @@ from crsbench.datasets.kind import (
 from crsbench.datasets.labels import alike_rows, declared_names, is_missing, normal_label, refuse_repeated_columns
 from crsbench.datasets.paths import Containment, contained
 from crsbench.datasets.splits import grouped_stratified_split
+from crsbench.datasets.subgroups import attribute_values, check_varies, parse_attributes
 from crsbench.errors import DataError
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
@@ -91,6 +92,9 @@ class FolderOptions(FileKindOptions):
     name: Optional[str] = None
     modality: ModalityName = "generic"
     fingerprint: Literal["mtime", "content"] = "mtime"
+    # subgroup attributes from columns of the CSV (datasets.subgroups specs): not in the fingerprint, so adding
+    # them re-keys no record
+    subgroups: list[str] = []
 
 
 def label_columns(options: FolderOptions) -> tuple[str, ...]:
@@ -138,6 +142,7 @@ class FolderDataset(FileSplits, DatasetKind):
         self.files = self._resolve_image_files(rows)
         self.class_names, self.labels = self._parse_labels(rows, options.class_names)
         self.groups = self._groups(rows)
+        self.attributes = self._attributes(rows)
         self.assignment = self._splits(rows)
         self.meta = self._build_meta()
         self.image_folder = self.root  # every image lies inside it (FileSplits checks again on reading)
@@ -193,6 +198,10 @@ class FolderDataset(FileSplits, DatasetKind):
         for column in (c for c in wanted if c is not None):
             if column not in header:
                 raise DataError(f"{self.csv_path}: missing column '{column}' (columns: {', '.join(header)})")
+        for spec in parse_attributes(o.subgroups, f"{self.csv_path}: subgroups"):
+            if spec.column not in header:
+                raise DataError(f"{self.csv_path}: subgroup column '{spec.column}' does not exist "
+                                f"(columns: {', '.join(header)})")
 
     def _image_ids(self, rows: list[_Row]) -> np.ndarray:
         column = self.options.image_column
@@ -368,6 +377,16 @@ class FolderDataset(FileSplits, DatasetKind):
         if len(blank):
             raise DataError(f"{self.csv_path} line {rows[blank[0]].line}: empty group in column '{column}'")
         return groups
+
+    def _attributes(self, rows: list[_Row]) -> dict[str, np.ndarray]:
+        attributes = {}
+        for spec in parse_attributes(self.options.subgroups, f"{self.csv_path}: subgroups"):
+            where = f"{self.csv_path} column '{spec.column}'"
+            values = attribute_values([row.values[spec.column] for row in rows], spec, where,
+                                      lambda i: f"line {rows[i].line}")
+            check_varies(values, where)
+            attributes[spec.name] = values
+        return attributes
 
     def _splits(self, rows: list[_Row]) -> np.ndarray:
         column = self.options.split_column

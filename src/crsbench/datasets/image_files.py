@@ -138,6 +138,7 @@ class FileSplits:
     `image_folder` and, optionally, `places`)."""
 
     places: RowPlaces | None = None  # where each file was listed, when known
+    attributes: dict[str, np.ndarray] = {}  # attribute -> subgroup per example (datasets.subgroups); replaced, never mutated
 
     @property
     def max_side(self) -> int | None:
@@ -153,4 +154,5 @@ class FileSplits:
                               places=None if self.places is None else self.places.take(members)),
             labels=self.labels[members],
             groups=self.groups[members],
+            subgroups={name: values[members] for name, values in self.attributes.items()},
         )

@@ -8,7 +8,7 @@ names each example's split.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Optional
+from typing import ClassVar, Optional, Union
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from crsbench.datasets.base import ArrayImages, SplitData, file_sha256
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, ModalityName, PathLike
 from crsbench.datasets.labels import declared_names
 from crsbench.datasets.splits import grouped_stratified_split
+from crsbench.datasets.subgroups import AttributeSpec, attribute_values, check_varies, parse_attributes
 from crsbench.errors import DataError
 
 
@@ -44,6 +45,9 @@ class NpzOptions(KindOptions):
     split_seed: int = 0
     modality: ModalityName = "generic"
     name: Optional[str] = None
+    # subgroup attributes from keys of the file (datasets.subgroups specs, e.g. "sex" or "age:decades"); not in
+    # the fingerprint, so adding them re-keys no record
+    subgroups_key: Union[str, list[str], None] = None
 
 
 # the options that say how the file is read (the fingerprint's list; path, classes and names enter otherwise)
@@ -87,9 +91,14 @@ class NpzDataset(DatasetKind):
             self._digest = sha256_of(file_hash, repr(sorted(reading.items())), repr(self.meta))
         return self._digest
 
+    def _attribute_specs(self) -> tuple[AttributeSpec, ...]:
+        given = self.options.subgroups_key
+        return parse_attributes([given] if isinstance(given, str) else given, f"{self.path}: subgroups_key")
+
     def _keys(self) -> tuple[Optional[str], ...]:
         o = self.options
-        return (o.images_key, o.labels_key, o.ids_key, o.groups_key, o.split_key)
+        return (o.images_key, o.labels_key, o.ids_key, o.groups_key, o.split_key,
+                *(a.column for a in self._attribute_specs()))
 
     def _load(self) -> dict:
         """The arrays, read once; every header is checked before any array is read."""
@@ -110,6 +119,9 @@ class NpzDataset(DatasetKind):
             if key is not None:
                 require_kind(archive, key, TEXT_OR_INTEGER, f"{what} as text or integers")
                 check_rows(archive, key, n, what)
+        for spec in self._attribute_specs():
+            require_kind(archive, spec.column, NUMERIC + "US", "subgroup values as text or numbers")
+            check_rows(archive, spec.column, n, "subgroup values")
 
     def _arranged(self, data: dict[str, np.ndarray]) -> dict:
         o = self.options
@@ -119,7 +131,15 @@ class NpzDataset(DatasetKind):
         ids = data[o.ids_key].astype(str) if o.ids_key else np.array([f"{self.meta.name}-{i:06d}" for i in range(n)])
         groups = data[o.groups_key].astype(str) if o.groups_key else ids
         split = self._assign(data, labels, groups)
-        return {"images": images, "labels": labels, "ids": ids, "groups": groups, "split": split}
+        attributes = {}
+        for spec in self._attribute_specs():
+            where = f"{self.path} key '{spec.column}'"
+            raw = data[spec.column].reshape(len(images), -1)[:, 0]
+            raw = ["" if isinstance(v, float) and np.isnan(v) else v for v in raw.tolist()]  # NaN: missing
+            attributes[spec.name] = attribute_values(raw, spec, where)
+            check_varies(attributes[spec.name], where)
+        return {"images": images, "labels": labels, "ids": ids, "groups": groups, "split": split,
+                "attributes": attributes}
 
     def _checked_labels(self, labels: np.ndarray) -> np.ndarray:
         k, key = self.meta.n_classes, self.options.labels_key
@@ -163,4 +183,5 @@ class NpzDataset(DatasetKind):
         arrays = self._load()
         rows = np.flatnonzero(arrays["split"] == name)
         return SplitData(ids=arrays["ids"][rows], images=ArrayImages(arrays["images"][rows]),
-                         labels=arrays["labels"][rows], groups=arrays["groups"][rows])
+                         labels=arrays["labels"][rows], groups=arrays["groups"][rows],
+                         subgroups={name: values[rows] for name, values in arrays["attributes"].items()})

@@ -39,6 +39,7 @@ from crsbench.core.hashing import sha256_of
 from crsbench.core.vocabulary import SPLITS
 from crsbench.datasets.base import ArrayImages, SplitData
 from crsbench.datasets.kind import DatasetInfo, DatasetKind, KindOptions, Number
+from crsbench.datasets.subgroups import band_of
 from crsbench.datasets.synthetic_images import render_cxr, render_derm, render_fundus
 from crsbench.errors import DataError
 
@@ -75,6 +76,11 @@ _PRIORS = {
 _CXR_PREVALENCE = (0.30, 0.25, 0.20)
 _CXR_LOADING = (0.55, 0.50, 0.25)  # loading of each label's latent on the shared factor
 _DERM_PAIR_FRACTION = 0.12  # fraction of derm images that belong to a two-image lesion
+# The demo's patient attributes, drawn from a stream of their own (its last seed word) and independent of the
+# labels and images, so adding them changed no image and no number of the demo: sex, and the age in three bands.
+_ATTRIBUTE_STREAM = 9157
+DEMO_AGE_BANDS = (50.0, 70.0)
+DEMO_AGES = (20, 90)  # uniform over these years
 
 
 
@@ -212,9 +218,24 @@ def _generate_split(spec: SyntheticSpec, split: str) -> SplitData:
     else:
         labels = _cxr_labels(rng, n)
         images = render_cxr(rng, labels, spec)
-    for array in (ids, labels, groups, images):
+    attributes = demo_attributes(spec, split, groups)
+    for array in (ids, labels, groups, images, *attributes.values()):
         array.setflags(write=False)  # the split is cached and shared: keep it immutable
-    return SplitData(ids=ids, images=ArrayImages(images), labels=labels, groups=groups)
+    return SplitData(ids=ids, images=ArrayImages(images), labels=labels, groups=groups, subgroups=attributes)
+
+
+def demo_attributes(spec: SyntheticSpec, split: str, groups: np.ndarray) -> dict[str, np.ndarray]:
+    """Sex and age band per case, one per patient (the two images of a lesion share them), from the
+    attribute stream: no draw of the images' or labels' stream is taken or moved."""
+    rng = np.random.default_rng(
+        [int(spec.seed), SPECIALTIES.index(spec.specialty), SITES.index(spec.site), SPLITS.index(split),
+         _ATTRIBUTE_STREAM]
+    )
+    patients, first = np.unique(groups, return_inverse=True)
+    sex = np.where(rng.random(len(patients)) < 0.5, "F", "M")
+    ages = rng.uniform(*DEMO_AGES, size=len(patients))
+    bands = np.array([band_of(a, DEMO_AGE_BANDS) for a in ages], dtype=str)
+    return {"sex": sex[first].astype(str), "age_band": bands[first] if len(bands) else bands}
 
 
 # ----------------------------------------------------------------------------------------------

@@ -20,9 +20,10 @@ from crsbench.core.safe_yaml import load_yaml, read_bounded
 
 DEFAULT_FRACTIONS = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
 MAX_SEED = 2**32 - 1
-PATH_OPTIONS = ("path", "root", "csv")  # dataset options resolved relative to the suite file
+PATH_OPTIONS = ("path", "root", "csv", "patients")  # dataset options resolved relative to the suite file
 ENCODER_PATH_OPTIONS = ("weights",)  # encoder options resolved relative to the suite file
-SUITE_PATHS = ("output", "cache")  # suite fields resolved relative to the suite file
+SUITE_PATHS = ("output", "cache")
+SUBGROUP_OPTIONS = ("subgroups", "subgroups_key", "patients")  # dataset options that bring attributes only  # suite fields resolved relative to the suite file
 _UNSET_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -321,6 +322,11 @@ class Suite(_Strict):
         for encoder in data["encoders"]:
             encoder.pop("baseline", None)
             encoder.pop("python_path", None)  # where the code lives on this machine, not what is run
+        for task in data["tasks"]:
+            for role in ("dataset", "shift"):
+                if isinstance(task.get(role), dict):  # subgroup attributes change no record (datasets.subgroups)
+                    for option in SUBGROUP_OPTIONS:
+                        task[role].pop(option, None)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

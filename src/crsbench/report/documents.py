@@ -93,7 +93,7 @@ def scores_data(report: ScoreReport) -> dict:
         "notes": list(report.notes),
         # the components, both definitions' orders and the pairs they part on (docs/cli.md)
         **json_ready(report.summary(), ("definition", "components", "pareto_front", "pareto_pairs", "orders",
-                                        "disagreements", "rank_agreement_by_definition")),
+                                        "disagreements", "rank_agreement_by_definition", "subgroups")),
     }
 
 

@@ -421,7 +421,14 @@ PER_TASK: tuple[tuple[str, str, object, Callable], ...] = (
     ("reliability", "Reliability diagrams", caption_reliability, reliability),
     ("per_class_auroc", "Per-class AUROC",
      "One-vs-rest AUROC per class on the clean test at 100% labels (seed mean); n: test cases of the class.", None),
+    ("subgroups", "AUROC per patient subgroup", lambda data, task=None: _subgroup_caption(data, task), None),
 )
+
+
+def _subgroup_caption(data: ReportData, task=None) -> str:
+    from crsbench.report.figures_subgroups import caption_subgroups
+
+    return caption_subgroups(data, task)
 
 
 def _front_caption(data: ReportData) -> str:

@@ -19,6 +19,7 @@ from crsbench.scoring.axes import AXES
 from crsbench.report import evidence
 from crsbench.report.figure_style import AXIS_LABELS, COLUMN_WIDTH, Absent, Drawn, figure, label
 from crsbench.report.figures_front import pareto_front_figure
+from crsbench.report.figures_subgroups import subgroup_dots
 
 if TYPE_CHECKING:  # annotations only
     from crsbench.report.data import ReportData
@@ -224,4 +225,5 @@ def score_against_cost(data: ReportData) -> Drawn:
 
 
 BUILDERS = {"forest": forest, "encoder_task": encoder_task_heatmap, "encoder_perturbation": encoder_perturbation_heatmap,
-            "score_cost": score_against_cost, "per_class_auroc": per_class_auroc, "pareto_front": pareto_front_figure}
+            "score_cost": score_against_cost, "per_class_auroc": per_class_auroc, "pareto_front": pareto_front_figure,
+            "subgroups": subgroup_dots}

@@ -27,8 +27,9 @@ from crsbench.core.atomic import atomic_write
 if TYPE_CHECKING:  # annotations only
     from crsbench.scoring.score_report import ScoreReport
 
-# 2: the value in parts (ScoreReport.point, .intervals, ...), one tier rule; a value of 1 is recomputed, with a note
-SCHEMA = "crsbench.scored/2"
+# 2: the value in parts (ScoreReport.point, .intervals, ...), one tier rule; 3: a seventh part, subgroups; a value
+# of an older schema is recomputed, with a note
+SCHEMA = "crsbench.scored/3"
 SCHEMA_FAMILY = "crsbench.scored/"
 FOLDER = "scored"
 VALUE_FILE = "value.json"

@@ -4,6 +4,7 @@ Layout under a results folder (PROTOCOL section 8):
 
     <output>/predictions/probs/<hh>/<hash>.npy   float32 [n_cases, k]: one record's probabilities
     <output>/predictions/cases/<test_set>.npz    case_id, cluster, labels: one test set, once
+    <output>/predictions/subgroups/<test_set>.csv  case_id and one column per subgroup attribute (optional)
 
 Files are content-addressed (the name is the SHA-256 of the content), so predictions that do not
 depend on the seed (at 100% labels every seed fits on the same rows) are stored once, and a test
@@ -12,12 +13,15 @@ table of results.sqlite links each record_key to its probabilities and test set;
 committed in the same transaction as the record, after the files are durably on disk (written to a
 temporary name, fsynced, renamed), so a killed run never leaves a committed row pointing at a
 half-written file, and a rerun writes only what is missing.
+
+The subgroup file (results.subgroup_files) is keyed by the test set's id and the case ids, and enters no
+test-set id, record key or fingerprint: adding attributes to a store, or changing them, re-keys nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -27,6 +31,7 @@ import pandas as pd
 from crsbench.core.atomic import atomic_write
 from crsbench.errors import DataError
 from crsbench.results.store import ResultsStore, database_path
+from crsbench.results.subgroup_files import aligned_attributes, read_subgroup_tables, subgroup_table
 
 PREDICTIONS_DIR = "predictions"
 
@@ -44,6 +49,8 @@ class CaseSet:
     labels: np.ndarray
     task: str = ""
     role: str = "test"  # test | shift
+    # attribute -> subgroup per case; not part of identity(): attributes never re-key a test set
+    subgroups: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = len(self.case_id)
@@ -52,6 +59,10 @@ class CaseSet:
                 f"test set of task {self.task!r} ({self.role}): {n} case ids, {len(self.cluster)} cluster ids, "
                 f"{len(self.labels)} labels"
             )
+        for attribute, values in self.subgroups.items():
+            if len(values) != n:
+                raise DataError(f"test set of task {self.task!r} ({self.role}): {n} case ids, {len(values)} "
+                                f"values of subgroup attribute {attribute!r}")
 
     def identity(self) -> str:
         digest = hashlib.sha256()
@@ -121,10 +132,12 @@ class Predictions:
     record's encoder, task, seed, fraction, condition_kind, condition, severity.
     """
 
-    def __init__(self, root: Path, index: pd.DataFrame, test_sets: pd.DataFrame):
+    def __init__(self, root: Path, index: pd.DataFrame, test_sets: pd.DataFrame,
+                 subgroups: dict[str, pd.DataFrame] | None = None):
         self.root = root
         self.index = index
         self.test_sets = test_sets
+        self.subgroups = dict(subgroups or {})  # test_set -> case_id and one column per attribute
         self._files = PredictionFiles(root.parent)
         self._case_cache: dict[str, CaseSet] = {}
         self._memory: dict[str, np.ndarray] = {}
@@ -132,9 +145,11 @@ class Predictions:
 
     @classmethod
     def in_memory(cls, index: pd.DataFrame, case_sets: dict[str, CaseSet], probabilities: dict[str, np.ndarray]):
-        """Predictions held in memory (simulations, tests): `index` as load_predictions gives it."""
+        """Predictions held in memory (simulations, tests): `index` as load_predictions gives it; a case set's
+        subgroups are its attributes."""
         rows = [(k, c.task, c.role, len(c.case_id), c.cluster_codes()[1]) for k, c in case_sets.items()]
-        stored = cls(Path("."), index, pd.DataFrame(rows, columns=["test_set", "task", "role", "n_cases", "n_clusters"]))
+        stored = cls(Path("."), index, pd.DataFrame(rows, columns=["test_set", "task", "role", "n_cases", "n_clusters"]),
+                     {k: subgroup_table(c) for k, c in case_sets.items() if c.subgroups})
         stored._case_cache = dict(case_sets)
         if isinstance(probabilities, dict):
             stored._memory = {k: np.asarray(v, dtype=np.float32) for k, v in probabilities.items()}
@@ -179,6 +194,14 @@ class Predictions:
                 self._case_cache[test_set] = CaseSet(data["case_id"], data["cluster"], data["labels"], task, role)
         return self._case_cache[test_set]
 
+    def attributes(self, test_set: str) -> dict[str, np.ndarray]:
+        """attribute -> subgroup per case of a test set, in its case order ({} when none is stored); a case
+        the stored table lacks is UNKNOWN."""
+        table = self.subgroups.get(test_set)
+        if table is None:
+            return {}
+        return aligned_attributes(table, self.case_set(test_set).case_id)
+
     def table(self, key: str) -> pd.DataFrame:
         """One record's predictions as a table: case_id, cluster, label(s), p_0..p_{k-1}."""
         row = self.index[self.index["record_key"] == key]
@@ -218,7 +241,8 @@ def load_predictions(results: str | Path) -> Predictions | None:
         test_sets = store.query("SELECT * FROM test_sets")
     if index.empty:
         return None
-    return Predictions(database.parent / PREDICTIONS_DIR, index, test_sets)
+    root = database.parent / PREDICTIONS_DIR
+    return Predictions(root, index, test_sets, read_subgroup_tables(root, list(test_sets["test_set"])))
 
 
 def storage_bytes(results: str | Path) -> dict[str, int]:
@@ -238,7 +262,7 @@ def case_set_of(split, labels: np.ndarray, task: str, role: str) -> CaseSet:
     """The test set of a split (SplitData): its ids, group ids and the labels as scored."""
     groups = getattr(split, "groups", None)
     return CaseSet(np.asarray(split.ids).astype(str), np.asarray(groups if groups is not None else split.ids).astype(str),
-                   np.asarray(labels), task, role)
+                   np.asarray(labels), task, role, dict(split.subgroups))
 
 
 __all__: Sequence[str] = (

@@ -39,6 +39,7 @@ from crsbench.core.timestamps import now
 from crsbench.run.resolve import resolve
 from crsbench.results.store import ResultsStore, database_path
 from crsbench.plan.suite import Suite
+from crsbench.run.subgroup_sets import write_subgroup_sets
 from crsbench.run.task_data import TaskData
 
 # stores one record with its predictions; False when it already existed
@@ -94,6 +95,7 @@ class SuiteRun:
             todo = missing(keys, store.existing_keys())
 
             files = PredictionFiles(self.output)
+            write_subgroup_sets(self.output, resolved, self.progress.log)  # beside the records: no key depends on them
 
             def commit(unit: FitUnit, condition: Condition, evaluation: Evaluation, cases: CaseSet) -> bool:
                 record = assemble_record(unit, condition, evaluation.numbers, keys[unit][condition], run, resolved)

@@ -60,9 +60,7 @@ class TaskData:
         )  # fmt: skip
 
     def _shift_labels(self):
-        shift = self.resolved.shifts[self.task]
-        return align_shift_labels(shift.split("test").labels, self.dataset.meta, shift.meta,
-                                  self.resolved.shift_maps[self.task])
+        return shift_labels(self.resolved, self.task)
 
     def eval_set(self, condition: Condition) -> EvalSet:
         embedded = self._embed("test", condition)
@@ -75,10 +73,20 @@ class TaskData:
         it) or the shift set, with case ids, cluster ids and labels as scored."""
         role = "shift" if condition.on_shift_data else "test"
         if role not in self._cases:
-            if condition.on_shift_data:
-                split, labels = self.resolved.shifts[self.task].split("test"), self._shift_labels()
-            else:
-                split = self.dataset.split("test")
-                labels = split.labels
-            self._cases[role] = case_set_of(split, labels, self.task, role)
+            self._cases[role] = task_case_set(self.resolved, self.task, role)
         return self._cases[role]
+
+
+def shift_labels(resolved: Resolved, task: str):
+    """The shift set's labels in the task's class order."""
+    shift = resolved.shifts[task]
+    return align_shift_labels(shift.split("test").labels, resolved.datasets[task].meta, shift.meta,
+                              resolved.shift_maps[task])
+
+
+def task_case_set(resolved: Resolved, task: str, role: str) -> CaseSet:
+    """A task's test set ("test") or its shift set ("shift"), as scored."""
+    if role == "shift":
+        return case_set_of(resolved.shifts[task].split("test"), shift_labels(resolved, task), task, role)
+    split = resolved.datasets[task].split("test")
+    return case_set_of(split, split.labels, task, role)

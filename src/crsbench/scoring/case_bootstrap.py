@@ -73,6 +73,11 @@ class CaseBootstrap:
     fitted_probes: dict[str, BootstrapResult] = field(default_factory=dict)
     refits: dict[str, int] = field(default_factory=dict)  # task -> refits drawn; empty: training samples not included
     refit_notes: tuple[str, ...] = ()
+    # what the subgroup stage needs to read the same draws: the task plans, the seed counts (B + 1, S), row 0
+    # the point, and each task's generator state before its cluster counts (task_draws.replayed_counts)
+    plans: tuple[TaskPlan, ...] = ()
+    seed_counts: np.ndarray | None = None
+    draw_states: dict[str, dict] = field(default_factory=dict)
 
     @property
     def overall(self) -> BootstrapResult:
@@ -115,8 +120,10 @@ def case_bootstrap(
     rng = np.random.default_rng(config.seed)
     seed_counts = np.vstack([np.ones(n_seeds), rng.multinomial(n_seeds, np.full(n_seeds, 1 / n_seeds), config.n_boot)])
 
-    per_task = {plan.task: task_axis_values(plan, stored, task_types[plan.task], rng, seed_counts, n_enc, engine)
-                for plan in plans}  # in the plans' order: each task draws its cluster counts from rng in turn
+    per_task, draw_states = {}, {}
+    for plan in plans:  # in the plans' order: each task draws its cluster counts from rng in turn
+        draw_states[plan.task] = rng.bit_generator.state  # a copy: the subgroup stage replays the task's draws
+        per_task[plan.task] = task_axis_values(plan, stored, task_types[plan.task], rng, seed_counts, n_enc, engine)
 
     spread = training_spread(records, axis_scores) if spread is None else spread
     inclusive = spread.present and config.target == "training-samples"
@@ -134,7 +141,8 @@ def case_bootstrap(
     return CaseBootstrap(results, auroc, pd.DataFrame(rows), pd.DataFrame(pairs), method=config.interval,
                          axis_draws=overall[1:], label=label, engine=engine, exact_work=work, smallest_set=smallest,
                          fitted_probes=fitted,
-                         refits=dict(spread.refits) if inclusive else {}, refit_notes=spread.notes)
+                         refits=dict(spread.refits) if inclusive else {}, refit_notes=spread.notes,
+                         plans=tuple(plans), seed_counts=seed_counts, draw_states=draw_states)
 
 
 def _with_refit_terms(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores,

@@ -14,6 +14,7 @@ from typing import Any
 
 from crsbench.crs.definition import CRSConfig
 from crsbench.results.record_set import Records
+from crsbench.results.subgroup_files import subgroup_digest
 from crsbench.scoring.settings import ScoreContext
 
 
@@ -64,6 +65,7 @@ def inputs_key(frame, stored, reference, baselines, class_names, config: CRSConf
     if stored is not None:
         digest.update(stored.index.sort_values("record_key").to_csv(index=False).encode())
         digest.update(stored.test_sets.to_csv(index=False).encode())
+        digest.update(subgroup_digest(stored.subgroups))  # attributes added or changed: score again
     digest.update(json.dumps({"reference": reference, "baselines": list(baselines),
                               "class_names": {t: list(n) for t, n in sorted((class_names or {}).items())},
                               "config": config.model_dump(mode="json"), "version": __version__,

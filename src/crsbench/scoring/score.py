@@ -29,7 +29,10 @@ from crsbench.scoring.rank_agreement import rank_agreement, rank_agreement_inter
 from crsbench.scoring.refits import fitted_probe_table, target_sentence
 from crsbench.results.predictions import Predictions
 from crsbench.scoring.score_report import (Evidence, IntervalTables, PointTables, RankAgreement, ScoreReport,
-                                          TierTables)
+                                          SubgroupTables, TierTables, empty_subgroups)
+from crsbench.scoring.subgroup_inputs import subgroup_inputs
+from crsbench.scoring.subgroups import subgroup_tables, thresholds
+from crsbench.scoring.task_draws import plan_tasks, task_types_of
 from crsbench.scoring.settings import ScoreContext, ScoreSettings
 from crsbench.scoring.bootstrap_summary import competition_ranks
 from crsbench.scoring.statistics import SEED_ONLY_LABEL, SeedBootstrap, paired_seed_bootstrap, weight_sensitivity
@@ -269,6 +272,44 @@ def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig
     return sensitivity, [note]
 
 
+SUBGROUP_INTERVALS = ("subgroup intervals: the paired case-and-seed bootstrap's own draws, simultaneous over each "
+                      "attribute's subgroups (max statistic) at {level:.0%}")
+SUBGROUP_FITTED_ONLY = ("; they cover these fitted probes (test cases and seeds): the refits carry no per-subgroup "
+                        "metrics, so training samples are not included")
+
+
+def subgroup_stage(records: Records, predictions: Predictions | None, axis_scores: AxisScores, reference: str,
+                   config: CRSConfig, boot: SeedBootstrap | CaseBootstrap | None,
+                   class_names: Mapping[str, Sequence[str]] | None) -> tuple[SubgroupTables, Notes]:
+    """AUROC and Brier skill per subgroup of every stored attribute (scoring/subgroups.py), on the bootstrap's
+    own draws; empty when no test set carries attributes or no per-case predictions are read."""
+    if predictions is None or not predictions.subgroups:
+        return empty_subgroups(), []
+    cases = isinstance(boot, CaseBootstrap)
+    plans = boot.plans if cases else tuple(plan_tasks(records, predictions, axis_scores))
+    task_types = task_types_of(records.frame)
+    n_draws = config.n_boot + 1 if cases else 1
+    sets = subgroup_inputs(plans, predictions, task_types, boot.draw_states if cases else None, n_draws)
+    if not sets:
+        return empty_subgroups(), []
+    seed_counts = boot.seed_counts if cases else np.ones((1, len(axis_scores.seeds)))
+    result = subgroup_tables(sets, list(axis_scores.encoders), reference, seed_counts,
+                             {t: tuple(n) for t, n in (class_names or {}).items()}, config.level)
+    if cases:
+        target = SUBGROUP_INTERVALS.format(level=config.level) + (SUBGROUP_FITTED_ONLY if boot.refits else "")
+    else:
+        target = "subgroup values are points only: the case-and-seed bootstrap did not run"
+    table = result.table
+    unassessable = table.drop_duplicates(["task", "set", "attribute", "subgroup"])
+    unassessable = unassessable[~unassessable["assessable"].astype(bool)]
+    notes = []  # the target is the part's own line, shown under the subgroup tables
+    if len(unassessable):
+        limits = thresholds()
+        notes.append(f"{len(unassessable)} subgroup(s) not assessable (fewer than {limits['min_cases']} cases or "
+                     f"{limits['min_per_class']} positives or negatives of a label): shown with the reason, no number")
+    return SubgroupTables(target, thresholds(), table, result.worst, result.labels), notes
+
+
 def settings_of(config: CRSConfig, reference: str, axis_scores: AxisScores, baselines: tuple[str, ...],
                 context: ScoreContext) -> ScoreSettings:
     chain = config.chain(axis_scores.axes)
@@ -350,6 +391,7 @@ def score_records(
     agreement = keep(agreement_stage(overall, axis_scores.axes, baselines, boot, config, len(axis_scores.seeds)))
     sensitivity = keep(sensitivity_stage(axis_scores, reference, config))
     parts = keep(components_stage(axis_scores, reference, config, boot, baselines))
+    subgroups = keep(subgroup_stage(records, predictions, axis_scores, reference, config, boot, class_names))
     return ScoreReport(
         reference=reference,
         axes_used=tuple(axis_scores.axes),
@@ -365,6 +407,7 @@ def score_records(
         agreement=RankAgreement(agreement.table, agreement.reversed_pairs),
         components=parts,
         evidence=Evidence(axis_evidence(records, class_names), class_table(records, class_names)),
+        subgroups=subgroups,
     )
 
 

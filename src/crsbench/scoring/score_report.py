@@ -1,4 +1,4 @@
-"""The value a score is: `ScoreReport`, the facts of the run and six frozen parts, each always present.
+"""The value a score is: `ScoreReport`, the facts of the run and seven frozen parts, each always present.
 
 Built once by scoring.score.score_records; read by every output (report/, selection/, bundles/) by
 attribute, never with a default (tests/structure/test_typed_read_side.py). Which table lives where:
@@ -15,6 +15,7 @@ import pandas as pd
 from crsbench.scoring.component_tables import ComponentTables, components_summary
 from crsbench.scoring.refits import fitted_probes_summary
 from crsbench.scoring.settings import ScoreSettings
+from crsbench.scoring.subgroups import LABEL_COLUMNS, TABLE_COLUMNS, WORST_COLUMNS, flagged, thresholds
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,27 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class SubgroupTables:
+    """Discrimination and calibration per patient subgroup (scoring/subgroups.py; docs/subgroups.md); every
+    table empty and `target` "" when no test set of the run carries attributes.
+
+    target: what the subgroup intervals cover, one line every output shows; thresholds: the cases and the
+    positives and negatives per label below which a subgroup is not assessable. table: per task, set,
+    attribute, subgroup and encoder (subgroups.TABLE_COLUMNS); worst: the worst subgroup and the gap per
+    task, set, attribute and encoder, with their bias estimates (WORST_COLUMNS); labels: the per-label AUROC
+    of multi-label tasks (LABEL_COLUMNS)."""
+
+    target: str
+    thresholds: dict
+    table: pd.DataFrame
+    worst: pd.DataFrame
+    labels: pd.DataFrame
+
+
+@dataclass(frozen=True)
 class ScoreReport:
     """Every result of the CRS stage, built once by `score_records`: the facts of the run (reference, axes
-    used, missing and partial, floor baselines, notes, settings) and six parts, each always present (its
+    used, missing and partial, floor baselines, notes, settings) and seven parts, each always present (its
     tables empty where a run has none). `inputs_key` is the fingerprint of what this value was computed from
     (scoring.inputs.inputs_key), "" when not known: `report` reuses a stored value only when it equals the
     fingerprint of what it would score.
@@ -105,6 +124,7 @@ class ScoreReport:
     agreement: RankAgreement
     components: ComponentTables
     evidence: Evidence
+    subgroups: SubgroupTables
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""
@@ -131,6 +151,9 @@ class ScoreReport:
             "definitions": self.components.definitions,
             "disagreements": self.components.disagreements,
             "rank_agreement_by_definition": self.components.agreement,
+            "subgroups": self.subgroups.table,
+            "subgroup_worst": self.subgroups.worst,
+            "subgroup_labels": self.subgroups.labels,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -152,11 +175,31 @@ class ScoreReport:
             "rank_agreement": agreement.to_dict(orient="records")[0] if len(agreement) else {},
             "notes": list(self.notes),
             "settings": dict(self.settings),
+            "subgroups": subgroup_summary(self.subgroups),
             **components_summary(parts.components, parts.pareto_pairs, parts.definitions, parts.disagreements,
                                   self.settings.definition, parts.agreement),
         }
 
 
+def subgroup_summary(part: SubgroupTables) -> dict[str, Any]:
+    """What summary.json says of the subgroups: the target, thresholds, the worst subgroup per encoder and
+    attribute, and each difference to the rest whose interval excludes 0."""
+    if part.table.empty:
+        return {}
+    excluding = flagged(part.table)
+    keep = ["task", "set", "attribute", "subgroup", "encoder", "diff", "diff_low", "diff_high"]
+    return {"target": part.target, "thresholds": dict(part.thresholds),
+            "not_assessable": int((~part.table["assessable"].astype(bool)).sum()),
+            "worst": part.worst.to_dict(orient="records"),
+            "differences_excluding_zero": excluding[keep].to_dict(orient="records")}
+
+
+def empty_subgroups(target: str = "") -> SubgroupTables:
+    return SubgroupTables(target, thresholds(), pd.DataFrame(columns=list(TABLE_COLUMNS)),
+                          pd.DataFrame(columns=list(WORST_COLUMNS)), pd.DataFrame(columns=list(LABEL_COLUMNS)))
+
+
 PART_TYPES: dict[str, type] = {"point": PointTables, "intervals": IntervalTables, "tier": TierTables,
-                               "agreement": RankAgreement, "components": ComponentTables, "evidence": Evidence}
+                               "agreement": RankAgreement, "components": ComponentTables, "evidence": Evidence,
+                               "subgroups": SubgroupTables}
 PARTS: tuple[str, ...] = tuple(PART_TYPES)

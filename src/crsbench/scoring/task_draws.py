@@ -262,6 +262,45 @@ def _auroc_draws_of_test_and_shift(plan: TaskPlan, stored: Predictions, task_typ
     return out
 
 
+@dataclass(frozen=True)
+class TaskCounts:
+    """One task's draws: cluster counts (n_draws, n_clusters) of its test set, row 0 the point (all ones), and the
+    cluster index per case; the same of its shift set (None without one)."""
+
+    counts: np.ndarray
+    codes: np.ndarray
+    shift_counts: np.ndarray | None
+    shift_codes: np.ndarray | None
+
+    def __iter__(self):
+        return iter((self.counts, self.codes, self.shift_counts, self.shift_codes))
+
+    def weights(self, role: str) -> np.ndarray:
+        """Case weights (n_draws, n_cases) of the test set ("test") or the shift set ("shift")."""
+        if role == "shift":
+            return self.shift_counts[:, self.shift_codes]
+        return self.counts[:, self.codes]
+
+
+def task_counts(plan: TaskPlan, stored: Predictions, rng: np.random.Generator, n_draws: int) -> TaskCounts:
+    """The task's cluster counts, drawn from rng: its test set's, then its shift set's. Replaying rng from the
+    state it had before this call gives the same counts (the subgroup stage reads the task's draws so)."""
+    codes, n_clusters = stored.case_set(plan.test_set).cluster_codes()
+    counts = np.vstack([np.ones(n_clusters), cluster_counts(rng, n_clusters, n_draws - 1)])
+    shift_codes = shift_counts = None
+    if plan.shift_set is not None:
+        shift_codes, n_shift = stored.case_set(plan.shift_set).cluster_codes()
+        shift_counts = np.vstack([np.ones(n_shift), cluster_counts(rng, n_shift, n_draws - 1)])
+    return TaskCounts(counts, codes, shift_counts, shift_codes)
+
+
+def replayed_counts(plan: TaskPlan, stored: Predictions, state: dict, n_draws: int) -> TaskCounts:
+    """The counts task_counts drew from a generator in `state` (its bit generator's state before the draw)."""
+    rng = np.random.default_rng()  # the bootstrap's generator is a default_rng too: the state fits it
+    rng.bit_generator.state = state
+    return task_counts(plan, stored, rng, n_draws)
+
+
 def task_axis_values(plan: TaskPlan, stored: Predictions, task_type: str, rng: np.random.Generator,
                      seed_counts: np.ndarray, n_enc: int, engine: str) -> np.ndarray:
     """The task's axis values (B + 1, E, A_task) per draw, row 0 the point (unit weights), seeds averaged under
@@ -271,12 +310,7 @@ def task_axis_values(plan: TaskPlan, stored: Predictions, task_type: str, rng: n
     engine: "batched" or "linearised" compute every AUROC draw of the task at once (draw_aurocs,
     draw_aurocs_linear); "reference" one vector and one chunk of draws at a time."""
     n_draws, n_seeds = seed_counts.shape
-    codes, n_clusters = stored.case_set(plan.test_set).cluster_codes()
-    counts = np.vstack([np.ones(n_clusters), cluster_counts(rng, n_clusters, n_draws - 1)])
-    shift_codes = shift_counts = None
-    if plan.shift_set is not None:
-        shift_codes, n_shift = stored.case_set(plan.shift_set).cluster_codes()
-        shift_counts = np.vstack([np.ones(n_shift), cluster_counts(rng, n_shift, n_draws - 1)])
+    counts, codes, shift_counts, shift_codes = task_counts(plan, stored, rng, n_draws)
     values = np.empty((n_draws, n_enc, len(plan.axes)))
     vectors: dict[str, _Vectors] = {}
     precomputed: dict[str, np.ndarray] = {}

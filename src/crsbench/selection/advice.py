@@ -194,7 +194,20 @@ def recommendation(report: ScoreReport, evidence: Evidence) -> list[str]:
     sentences.append(gap_sentence(report.intervals.gap_variance))
     if len(tier) > 1:
         sentences += _what_would_separate(top, tier, report, evidence)
+    sentences += subgroup_sentences(report)
     return [s for s in sentences if s]
+
+
+def subgroup_sentences(report: ScoreReport) -> list[str]:
+    """Each encoder's subgroup whose AUROC differs from the rest's with an interval that excludes 0, and what
+    the subgroup intervals cover; nothing when the cohort names no attribute."""
+    from crsbench.report.subgroup_view import difference_sentences
+
+    if report.subgroups.table.empty:
+        return []
+    flagged = [f"{sentence}." for sentence in difference_sentences(report)]
+    return flagged or [f"No encoder's AUROC in a subgroup differs from the rest's with an interval that excludes 0 "
+                       f"({report.subgroups.target})."]
 
 
 def _how_separated(top: str, scores: pd.DataFrame, report: ScoreReport, evidence: Evidence) -> list[str]:

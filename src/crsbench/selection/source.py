@@ -14,13 +14,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
 from crsbench.datasets.arrays import NpzArchive, check_image_header, check_rows, refuse_non_finite
 from crsbench.datasets.labels import refuse_repeated_columns
 from crsbench.datasets.paths import Containment, contained, real_folder
+from crsbench.datasets.subgroups import parse_attributes
 from crsbench.errors import DataError
 from crsbench.core.modalities import canonical_modality
 from crsbench.selection.task import AlikeClasses, LabelProblem, TaskFacts, infer_from_array, infer_from_columns
@@ -71,15 +72,30 @@ class Cohort:
         return "test patients" if self.group_column else "test images"
 
 
+SUBGROUP_OPTION = {"folder": "subgroups", "npz": "subgroups_key"}  # the dataset option that names attributes
+
+
 def open_cohort(data: Path, *, label_column: str | None = None, image_column: str = "image",
                 group_column: str | None = None, ordinal: bool = False, modality: str | None = None,
-                name: str | None = None, role: str = "data") -> Cohort:
-    """`role` is `data` for the cohort, `shift` for a shift set (every example a test example)."""
+                name: str | None = None, role: str = "data", subgroup_columns: Sequence[str] = ()) -> Cohort:
+    """`role` is `data` for the cohort, `shift` for a shift set (every example a test example).
+    `subgroup_columns`: attribute specs (datasets.subgroups), read from the CSV's columns or the .npz's keys."""
     data = Path(data).expanduser()
     if data.is_dir():
-        return _folder(data, label_column, image_column, group_column, ordinal, modality, name, role)
-    if data.is_file() and data.suffix.lower() == ".npz":
-        return _npz(data, label_column, group_column, ordinal, modality, name, role)
+        cohort = _folder(data, label_column, image_column, group_column, ordinal, modality, name, role,
+                         tuple(subgroup_columns))
+    elif data.is_file() and data.suffix.lower() == ".npz":
+        cohort = _npz(data, label_column, group_column, ordinal, modality, name, role)
+    else:
+        cohort = None
+    if cohort is not None:
+        if subgroup_columns:
+            option = SUBGROUP_OPTION.get(cohort.options["kind"])
+            if option is None:
+                raise DataError(f"{data}: --subgroup-column: a {cohort.options['kind']} file carries no subgroup "
+                                "attributes (a folder's CSV columns or an .npz's keys do)")
+            cohort.options[option] = list(subgroup_columns)
+        return cohort
     if not data.exists():
         raise DataError(f"{data}: no such folder or file")
     raise DataError(f"{data}: expected a folder with a labels CSV, or an .npz file")
@@ -159,14 +175,17 @@ def _image_root(folder: Path, first_image: str, where: str) -> Path:
     return images if images.is_dir() else folder
 
 
-def _folder(folder, label_column, image_column, group_column, ordinal, modality, name, role) -> Cohort:
+def _folder(folder, label_column, image_column, group_column, ordinal, modality, name, role,
+            subgroup_columns: tuple[str, ...] = ()) -> Cohort:
     path = _labels_csv(folder)
     header, rows, lines = _read_csv(path)
-    for column, option in ((image_column, "--image-column"), (group_column, "--group-column")):
+    attribute_columns = [a.column for a in parse_attributes(subgroup_columns, "--subgroup-column")]
+    for column, option in ((image_column, "--image-column"), (group_column, "--group-column"),
+                           *((c, "--subgroup-column") for c in attribute_columns)):
         if column is not None and column not in header:
             raise DataError(f"{path}: missing column '{column}' (columns: {', '.join(header)}); name it with {option}")
     split_column = SPLIT_COLUMN if SPLIT_COLUMN in header and role == "data" else None
-    taken = {image_column, group_column, split_column} - {None}
+    taken = {image_column, group_column, split_column, *attribute_columns} - {None}
     columns = _label_columns(path, header, label_column, taken)
     try:
         facts = infer_from_columns({c: [r[c] for r in rows] for c in columns}, ordinal=ordinal)

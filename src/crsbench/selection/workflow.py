@@ -62,6 +62,7 @@ class SelectionRequest:
     cache_dir: Optional[Path] = None
     over_budget: bool = False  # run the smallest protocol even when it cannot fit the budget
     crs_definition: Optional[str] = None  # which CRS ranks (the suite's crs block); None: the default
+    subgroup_columns: tuple[str, ...] = ()  # patient attributes scored per subgroup (datasets.subgroups specs)
 
 
 class OverBudget(DataError):
@@ -146,7 +147,7 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
     labels = encoder_labels(entries)
     common = dict(label_column=request.label_column, image_column=request.image_column,
                   group_column=request.group_column, ordinal=request.ordinal, modality=request.modality)
-    cohort = open_cohort(request.data, **common)
+    cohort = open_cohort(request.data, subgroup_columns=request.subgroup_columns, **common)
     say(f"data: {cohort.described}")
     say(cohort.facts.summary())
     if cohort.facts.hint:
@@ -175,7 +176,8 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
                  "group_column": request.group_column, "ordinal": request.ordinal,
                  "shift": str(Path(request.shift).resolve()) if request.shift else None,
                  "budget_s": request.budget_s, "fractions": request.fractions, "seeds": request.seeds,
-                 **({"crs_definition": request.crs_definition} if request.crs_definition else {})}
+                 **({"crs_definition": request.crs_definition} if request.crs_definition else {}),
+                 **({"subgroup_columns": list(request.subgroup_columns)} if request.subgroup_columns else {})}
     suite_file = out / SUITE_FILE
     prepared = dict(request=request, labels=labels, cohort=cohort, dataset=dataset, counts_line=counts_said,
                     suite_file=suite_file, started=started)

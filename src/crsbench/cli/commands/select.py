@@ -114,6 +114,9 @@ def select(
     image_column: str = typer.Option("image", "--image-column", help="Column naming each image file."),
     group_column: Optional[str] = typer.Option(None, "--group-column", help="Patient (or lesion) id column: "
                                                "splits and bootstrap keep a patient's images together."),
+    subgroup_columns: Optional[list[str]] = typer.Option(
+        None, "--subgroup-column", help="A patient attribute scored per subgroup (repeatable): a column "
+        "(sex, site, view), or a numeric age banded as age:decades or age:18,40,65. Never enters a record key."),
     ordinal: bool = typer.Option(False, "--ordinal", help="The labels are ordered whole-number grades."),
     shift: Optional[Path] = typer.Option(None, "--shift", help="A second site's data (folder or .npz), tested only."),
     budget: str = typer.Option("30m", "--budget", help="Time for the whole selection, measuring included: 90s, 30m, "
@@ -145,6 +148,7 @@ def select(
         label_column=label_column, image_column=image_column, group_column=group_column, ordinal=ordinal,
         shift=shift, fractions=_fractions(fractions), seeds=seeds, output=output, cache_dir=cache_dir,
         over_budget=over_budget, crs_definition=definition_settings(definition).get("definition"),
+        subgroup_columns=tuple(subgroup_columns or ()),
     )
     selection = api.select(request, say=lines.say, progress=out.progress(lines.run_message), dry_run=dry_run)
     if as_json:

@@ -40,9 +40,11 @@ from crsbench.datasets.published.common import (
     explicit_file,
     find_file,
     read_table,
+    release_attributes,
     resolve_root,
 )
 from crsbench.datasets.published.cxr_labels import COMPETITION_LABELS, certain_positives, label_matrix, resolve_policy
+from crsbench.datasets.subgroups import DECADES, AttributeSpec
 from crsbench.errors import DataError
 
 NAME = "chexpert"
@@ -108,6 +110,7 @@ def read_listing(release: Path, csv_paths: Sequence[Path], policy: Mapping[str, 
         for reason, n in part.dropped.items():
             count_drop(dropped, reason, n)
     ids = np.concatenate([p.ids for p in parts])
+    names = set.intersection(*(set(p.attributes) for p in parts))
     check_unique(pd.Series(ids), csv_paths[0], "Path")  # train and valid must not share a Path either
     return Listing(
         ids=ids,
@@ -120,6 +123,7 @@ def read_listing(release: Path, csv_paths: Sequence[Path], policy: Mapping[str, 
         image_folder=release,
         lines=np.concatenate([p.lines for p in parts]),
         line_sources=np.concatenate([np.full(len(p.ids), k) for k, p in enumerate(parts)]),
+        attributes={name: np.concatenate([p.attributes[name] for p in parts]) for name in sorted(names)},
     )
 
 
@@ -134,6 +138,7 @@ def read_part(release: Path, csv_path: Path, policy: Mapping[str, str]) -> Listi
     count_drop(dropped, "lateral_view", int((~frontal).sum()))
     table = table[frontal]
     paths = table["Path"].to_numpy().astype(str)
+    attributes = release_attributes(table, ATTRIBUTES, csv_path)
     return Listing(
         ids=paths,
         files=image_files(release, table["Path"], csv_path),
@@ -143,7 +148,13 @@ def read_part(release: Path, csv_path: Path, policy: Mapping[str, str]) -> Listi
         sources=(csv_path,),
         dropped=dropped,
         lines=table.index.to_numpy() + 2,  # the index is the row's position in the CSV; header = line 1
+        attributes=attributes,
     )
+
+
+# the release's attribute columns and the attribute each becomes (a numeric age banded by decade)
+ATTRIBUTES = (AttributeSpec("Sex", label="sex"), AttributeSpec("Age", DECADES, "age_band"),
+              AttributeSpec("AP/PA", label="view"))
 
 
 def image_files(release: Path, csv_paths: pd.Series, csv_path: Path | None = None) -> list[str]:

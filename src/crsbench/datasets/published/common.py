@@ -31,6 +31,7 @@ from crsbench.datasets.image_files import FileSplits, RowPlaces, load_image
 from crsbench.datasets.kind import DatasetKind, FileKindOptions, MaxSide, Number, PathLike
 from crsbench.datasets.labels import refuse_repeated_columns
 from crsbench.datasets.paths import check_contained
+from crsbench.datasets.subgroups import AttributeSpec, attribute_values
 from crsbench.errors import DataError
 
 SHOWN = 5  # how many offending names an error message lists
@@ -98,6 +99,20 @@ def read_table(path: Path, columns: Sequence[str]) -> pd.DataFrame:
 def csv_line(position: int) -> int:
     """The CSV line of the row at `position` (header = line 1), for error messages."""
     return int(position) + 2
+
+
+def release_attributes(table: pd.DataFrame, specs: Sequence[AttributeSpec], path: Path) -> dict[str, np.ndarray]:
+    """Patient attributes from a release CSV's own columns, those of `specs` it has (datasets.subgroups): rows
+    in `table`'s order, its index the row's position in the CSV (for the line an unreadable age is named by).
+    A release's "Unknown" is the UNKNOWN subgroup, like a blank. Never part of a fingerprint."""
+    out = {}
+    for spec in specs:
+        if spec.column not in table.columns:
+            continue
+        raw = table[spec.column].astype(str).str.strip().replace({"Unknown": ""}).tolist()
+        out[spec.name] = attribute_values(raw, spec, f"{path} column '{spec.column}'",
+                                          lambda i: f"line {csv_line(table.index[i])}")
+    return out
 
 
 def listed(names: Iterable[Any]) -> str:
@@ -260,6 +275,9 @@ class Listing:
     image_folder: Path | None = None  # every file must lie inside it (None: the dataset root)
     lines: np.ndarray | None = None  # the CSV line that listed each entry, for error messages
     line_sources: np.ndarray | None = None  # index into `sources` of that CSV (None: sources[0])
+    # attribute -> subgroup per entry (datasets.subgroups): read where the release carries them, never in the
+    # fingerprint
+    attributes: dict[str, np.ndarray] = field(default_factory=dict)
 
     def where(self, i: int) -> str:
         """`<csv> line <n>` of entry i (the CSV alone when lines are unknown)."""
@@ -284,6 +302,7 @@ class Listing:
             image_folder=self.image_folder,
             lines=None if self.lines is None else self.lines[kept],
             line_sources=None if self.line_sources is None else self.line_sources[kept],
+            attributes={name: values[kept] for name, values in self.attributes.items()},
         )
 
 
@@ -340,6 +359,7 @@ class PublishedDataset(FileSplits, DatasetKind):
         if len(listing.ids) == 0:
             raise DataError(f"{meta.name}: no images left under {root} (dropped: {self.dropped})")
         self.ids, self.files, self.labels, self.groups = listing.ids, listing.files, listing.labels, listing.groups
+        self.attributes = dict(listing.attributes)
         self.places = listing.places()
         fractions, split_seed = o.drawn_split()
         self.split_options = {**split_options, "fractions": fractions, "split_seed": split_seed}

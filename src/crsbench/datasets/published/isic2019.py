@@ -33,8 +33,10 @@ from crsbench.datasets.published.common import (
     find_file,
     listed,
     read_table,
+    release_attributes,
     resolve_root,
 )
+from crsbench.datasets.subgroups import DECADES, AttributeSpec
 from crsbench.errors import DataError
 
 NAME = "isic2019"
@@ -81,7 +83,7 @@ def read_listing(root: Path, truth_path: Path, metadata_path: Path) -> Listing:
     used = classes < len(CLASSES)
     count_drop(dropped, "unk_class", int((~used).sum()))
     images = truth["image"].to_numpy()[used]
-    groups = lesion_groups(images, metadata_path)
+    groups, attributes = lesion_groups(images, metadata_path)
     folder = image_folder(root)
     return Listing(
         ids=images.astype(str),
@@ -92,6 +94,7 @@ def read_listing(root: Path, truth_path: Path, metadata_path: Path) -> Listing:
         dropped=dropped,
         image_folder=folder,
         lines=np.flatnonzero(used) + 2,  # ground-truth CSV lines, header = line 1
+        attributes=attributes,
     )
 
 
@@ -111,8 +114,14 @@ def one_hot_classes(truth: pd.DataFrame, path: Path) -> np.ndarray:
     return one_hot.argmax(axis=1)
 
 
-def lesion_groups(images: np.ndarray, metadata_path: Path) -> np.ndarray:
-    """lesion_id per image; an image with a blank lesion_id is its own group."""
+# the metadata's attribute columns and the attribute each becomes (age_approx banded by decade)
+ATTRIBUTES = (AttributeSpec("sex"), AttributeSpec("age_approx", DECADES, "age_band"),
+              AttributeSpec("anatom_site_general", label="site"))
+
+
+def lesion_groups(images: np.ndarray, metadata_path: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """lesion_id per image (an image with a blank lesion_id is its own group), and the patient attributes of
+    the metadata (sex, age band, anatomical site) where it has the columns."""
     metadata = read_table(metadata_path, ["image", "lesion_id"])
     metadata["image"] = metadata["image"].str.strip()
     check_unique(metadata["image"], metadata_path, "image")
@@ -123,7 +132,8 @@ def lesion_groups(images: np.ndarray, metadata_path: Path) -> np.ndarray:
     groups = lesion.reindex(images).to_numpy(dtype=object)  # object: a fixed-width str array would truncate
     blank = groups == ""
     groups[blank] = ["image:" + str(image) for image in images[blank]]
-    return groups.astype(str)
+    rows = metadata.iloc[pd.Index(metadata["image"]).get_indexer(images)]  # keeps each row's CSV position
+    return groups.astype(str), release_attributes(rows, ATTRIBUTES, metadata_path)
 
 
 def image_folder(root: Path) -> Path:

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import ClassVar, Mapping, Sequence, Union
+from typing import ClassVar, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
 
-from crsbench.datasets.kind import DatasetInfo, KindOptions
+from crsbench.datasets.kind import DatasetInfo, KindOptions, PathLike
 from crsbench.datasets.published.common import (
     PublishedOptions,
     Listing,
@@ -33,12 +33,15 @@ from crsbench.datasets.published.common import (
     check_allowed,
     check_unique,
     count_drop,
+    explicit_file,
     find_file,
     listed,
     read_table,
+    release_attributes,
     resolve_root,
 )
 from crsbench.datasets.published.cxr_labels import COMPETITION_LABELS, label_matrix, resolve_policy
+from crsbench.datasets.subgroups import DECADES, UNKNOWN, AttributeSpec
 from crsbench.errors import DataError
 
 NAME = "mimic_cxr"
@@ -56,6 +59,9 @@ class MIMICOptions(PublishedOptions):
     uncertainty: Union[str, dict[str, str], None] = None
     views: list[str] = list(FRONTAL_VIEWS)
     check_images: bool = False  # 377k files: checked on request
+    # MIMIC-IV's patients table (patients.csv(.gz): subject_id, gender, anchor_age), a separate credentialed
+    # release: with it, each image's sex and age band (subgroup attributes; never in the fingerprint)
+    patients: Optional[PathLike] = None
 
 
 class MIMICCXRDataset(PublishedDataset):
@@ -75,7 +81,8 @@ class MIMICCXRDataset(PublishedDataset):
         root = resolve_root(o.root, ENV_VAR, TITLE)
         sources = tuple(find_file(root, (name, name + ".gz"), TITLE) for name in (LABELS_CSV, METADATA_CSV, SPLIT_CSV))
         policy = resolve_policy(o.uncertainty)
-        listing = read_listing(root, *sources, policy=policy, views=tuple(o.views))
+        patients = explicit_file(o.patients, "MIMIC-IV patients") if o.patients is not None else None
+        listing = read_listing(root, *sources, policy=policy, views=tuple(o.views), patients_path=patients)
         meta = self.info_for(o).to_meta(
             description="MIMIC-CXR-JPG frontal views, 5 CheXpert labels, official split", source=str(root),
         )
@@ -85,7 +92,8 @@ class MIMICCXRDataset(PublishedDataset):
 
 
 def read_listing(
-    root: Path, labels_path: Path, metadata_path: Path, split_path: Path, policy: Mapping[str, str], views: tuple
+    root: Path, labels_path: Path, metadata_path: Path, split_path: Path, policy: Mapping[str, str], views: tuple,
+    patients_path: Path | None = None,
 ) -> Listing:
     dropped: dict[str, int] = {}
     images = frontal_images(metadata_path, views, dropped)
@@ -105,7 +113,28 @@ def read_listing(
         image_folder=root / "files",
         lines=images["metadata_row"].to_numpy() + 2,  # the paths are built from metadata values
         line_sources=np.ones(len(images), dtype=np.int64),  # sources[1]: the metadata CSV
+        attributes={"view": images["ViewPosition"].to_numpy().astype(str),
+                    **(patient_attributes(patients_path, images["subject_id"]) if patients_path else {})},
     )
+
+
+# MIMIC-IV's patients columns and the attribute each becomes (the age at the anchor year, by decade)
+PATIENT_ATTRIBUTES = (AttributeSpec("gender", label="sex"), AttributeSpec("anchor_age", DECADES, "age_band"))
+
+
+def patient_attributes(patients_path: Path, subjects: pd.Series) -> dict[str, np.ndarray]:
+    """Sex and age band per image from MIMIC-IV's patients table, by subject_id; a subject the table lacks is
+    the UNKNOWN subgroup (counted and shown, never dropped)."""
+    table = _stripped(read_table(patients_path, ["subject_id", "gender", "anchor_age"]), ["subject_id"])
+    check_unique(table["subject_id"], patients_path, "subject_id")
+    values = release_attributes(table, PATIENT_ATTRIBUTES, patients_path)
+    rows = pd.Index(table["subject_id"]).get_indexer(subjects.to_numpy())
+    out = {}
+    for name, column in values.items():
+        picked = np.full(len(rows), UNKNOWN, dtype=object)
+        picked[rows >= 0] = column[rows[rows >= 0]]
+        out[name] = picked.astype(str)
+    return out
 
 
 def frontal_images(metadata_path: Path, views: tuple, dropped: dict[str, int]) -> pd.DataFrame:
@@ -115,7 +144,7 @@ def frontal_images(metadata_path: Path, views: tuple, dropped: dict[str, int]) -
     frontal = metadata["ViewPosition"].isin(views).to_numpy()
     count_drop(dropped, "not_frontal_view", int((~frontal).sum()))
     metadata["metadata_row"] = metadata.index
-    return metadata.loc[frontal, ["dicom_id", "subject_id", "study_id", "metadata_row"]]
+    return metadata.loc[frontal, ["dicom_id", "subject_id", "study_id", "metadata_row", "ViewPosition"]]
 
 
 def study_labels(labels_path: Path) -> pd.DataFrame:
