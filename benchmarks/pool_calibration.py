@@ -43,6 +43,7 @@ sample realised at the embedding level, each refit the project's probe on freshl
     python benchmarks/pool_calibration.py --smoke
     nice -n 10 python benchmarks/pool_calibration.py --draws 200 --sizes 280 140 --workers 2
     nice -n 10 python benchmarks/pool_calibration.py --draws 1000 --sizes 280 --estimators retuned --store draws
+    nice -n 10 python benchmarks/pool_calibration.py --draws 900 600 --sizes 280 140 --estimators retuned --store draws
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from crsbench.scoring.axes import compute_axes
 from crsbench.scoring.case_bootstrap import case_bootstrap, training_spread
 from crsbench.scoring.refits import RefitSpread, refit_axes, spread_about
 from crsbench.simulation.cohort import records_from_predictions
+from crsbench.simulation.training_samples import COVERAGE_FLOOR, WIDTH_BAND
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 NEEDS_SHARED_DATA = ("medmnist/pneumoniamnist.npz",)
@@ -124,16 +126,18 @@ def embedded(images: np.ndarray, held_out: np.ndarray, encoders: dict, task: str
 GENERATED_ROWS = 20_000  # n + n / 6 = 326 of the 18,500 in the pool at n = 280: draws nearly independent
 
 
-def generated_pool(rows: int, held: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+def generated_pool(rows: int, held: int, seed: int = 0, encoders: tuple | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     """(labels, pool rows, held-out rows, vectors) drawn from the known population of
-    `simulation.embedding_samples` in place of embedded images; the noisy vectors for the held-out rows."""
+    `simulation.embedding_samples` (its ENCODERS where `encoders` is None) in place of embedded images; the
+    noisy vectors for the held-out rows."""
     from crsbench.simulation.embedding_samples import ENCODERS as GENERATED, draw_labels, draw_rows, perturb_rows
 
     rng = np.random.default_rng(seed)
     labels = draw_labels(rows, rng)
     pool, held_out = pool_split(labels, held)
     vectors = {}
-    for encoder in GENERATED:
+    for encoder in GENERATED if encoders is None else encoders:
         x = draw_rows(encoder, labels, rng)
         vectors[encoder.name] = {"all": x, "noisy": perturb_rows(encoder, x[held_out], rng)}
     return labels, pool, held_out, vectors
@@ -212,7 +216,7 @@ def estimator_spread(estimator: str, records: pd.DataFrame, axis_scores) -> Refi
     records = Records.of(records)
     if estimator != "half-samples":
         return training_spread(records, axis_scores)
-    by_task, notes = refit_axes(records, axis_scores)
+    by_task, notes, _ = refit_axes(records, axis_scores)
     cube, names = axis_scores.task_values(0)
     return spread_about(by_task, {TASK: cube.mean(axis=1)}, {TASK: names}, notes)
 
@@ -322,6 +326,13 @@ def checks(draws: list[dict], scored: list[dict]) -> dict[str, dict[str, float]]
     return out
 
 
+def two_sided(checked: dict[str, float]) -> dict[str, bool]:
+    """The acceptance on one estimator's `checks`: coverage at least the floor less 3 s.e. counted by draws
+    (fails a too-narrow term), the mean width within the band of the oracle's (fails a too-wide one)."""
+    return {"coverage": checked["coverage"] >= COVERAGE_FLOOR - 3 * checked["coverage s.e."],
+            "width": WIDTH_BAND[0] <= checked["width / oracle"] <= WIDTH_BAND[1]}
+
+
 def size_table(n: int, draws: list[dict], scored: list[dict], seconds: float, test_cases: int, held_out: int) -> str:
     names, axes = draws[0]["names"], draws[0]["axes"]
     others = list(range(1, len(names)))
@@ -344,6 +355,34 @@ def size_table(n: int, draws: list[dict], scored: list[dict], seconds: float, te
             cost = f"{np.mean([d['seconds'][estimator] for d in draws]):.1f}"
         lines.append(f"{estimator:34s} {ratio_text:>22s} {axis_text:>40s} {checked['coverage']:9.3f} "
                      f"({checked['coverage s.e.']:.3f}) {checked['width / oracle']:12.2f} {checked['tier']:5.2f} {cost:>10s}")
+    return "\n".join(lines)
+
+
+def truth_sd_with_se(draws: list[dict], rng: np.random.Generator, resamples: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """(E,) each encoder's true CRS-difference sd over training samples, and its s.e. by a bootstrap over draws."""
+    crs = truth_table(draws)[0][:, :, -1]
+    again = np.array([crs[rng.integers(0, len(crs), len(crs))].std(axis=0, ddof=1) for _ in range(resamples)])
+    return crs.std(axis=0, ddof=1), again.std(axis=0, ddof=1)
+
+
+def scaling_table(by_size: dict[int, list[dict]]) -> str:
+    """The rule sd proportional to n ** -b checked across the sizes run: per encoder, the true CRS sd at each
+    size (s.e. by draws) and b from the smallest and largest sizes, with its s.e. (the two sds' relative
+    errors, independent draws, through the log); b = 0.5 is the 1 / sqrt(n) rule."""
+    sizes = sorted(by_size)
+    names = by_size[sizes[0]][0]["names"]
+    measured = {n: truth_sd_with_se(by_size[n], np.random.default_rng(n)) for n in sizes}
+    small, large = sizes[0], sizes[-1]
+    lines = [f"\nscaling of the true CRS sd with the training size (sd ~ n^-b; b = 0.5 is 1/sqrt(n)), "
+             f"draws {', '.join(f'{len(by_size[n])} at n = {n}' for n in sizes)}"]
+    for e in range(1, len(names)):
+        sds = ", ".join(f"n = {n} {measured[n][0][e]:.2f} ({measured[n][1][e]:.2f})" for n in sizes)
+        (sd_small, se_small), (sd_large, se_large) = ((measured[n][0][e], measured[n][1][e]) for n in (small, large))
+        span = np.log(large / small)
+        b = np.log(sd_small / sd_large) / span
+        b_se = np.hypot(se_small / sd_small, se_large / sd_large) / span
+        lines.append(f"{names[e]}: {sds}; ratio {sd_small / sd_large:.2f} against {np.sqrt(large / small):.2f}, "
+                     f"b = {b:.2f} ({b_se:.2f})")
     return "\n".join(lines)
 
 
@@ -387,7 +426,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="2 draws at one size, the two baselines, a 500-image pool")
-    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--draws", type=int, nargs="+", default=[200], help="draws per size: one for all, or one a size")
     parser.add_argument("--sizes", type=int, nargs="+", default=[280, 140])
     parser.add_argument("--estimators", nargs="+", choices=list(ESTIMATOR_KEYS.values()), default=list(ESTIMATOR_KEYS.values()),
                         help="which candidates to carry (the planted two and the oracle come with the product's)")
@@ -403,8 +442,10 @@ def main() -> None:
     if ESTIMATORS[0] not in estimators:
         parser.error("the product's estimator (retuned) carries the planted two and the oracle: keep it")
     draws, sizes, held, test_cases = args.draws, args.sizes, HELD_OUT, TEST_CASES
+    if len(draws) not in (1, len(sizes)):
+        parser.error(f"--draws: one number, or one for each of the {len(sizes)} sizes")
     if args.smoke:
-        draws, sizes, held, test_cases = 2, [60], 200, 100
+        draws, sizes, held, test_cases = [2], [60], 200, 100
     started = time.perf_counter()
     if args.generated:
         labels, pool, held_out, vectors = generated_pool(500 if args.smoke else GENERATED_ROWS, held)
@@ -414,10 +455,14 @@ def main() -> None:
           f"copies for {len(vectors)} encoders in {time.perf_counter() - started:.0f} s", flush=True)
     with tempfile.TemporaryDirectory(prefix="pool-draws-") as scratch:
         store = (args.store or Path(scratch)) / ("generated" if args.generated else "")
-        for n in sizes:
+        by_size = {}
+        for n, count in zip(sizes, draws * len(sizes) if len(draws) == 1 else draws):
             started = time.perf_counter()
-            runs, scored = run_size(n, draws, vectors, labels, pool, held_out, test_cases, estimators, args.workers, store)
+            runs, scored = run_size(n, count, vectors, labels, pool, held_out, test_cases, estimators, args.workers, store)
             print(size_table(n, runs, scored, time.perf_counter() - started, test_cases, len(held_out)), flush=True)
+            by_size[n] = runs
+        if len(by_size) > 1:
+            print(scaling_table(by_size), flush=True)
 
 
 if __name__ == "__main__":

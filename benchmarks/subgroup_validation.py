@@ -8,8 +8,13 @@ per patient, paired encoders):
   simultaneous interval of the difference to the rest (and of the paired difference to the reference
   encoder on that subgroup) lies below 0, at effects 0.03, 0.05, 0.08, at the demo's test size (300) and at
   1,200 cases;
+- power at effect 0.05 on larger test sets (1,600, 2,000, 3,000 cases): where the paired difference reaches 0.8;
 - null (effect 0): the share of runs in which every subgroup of an attribute covers its true difference
   (0) at once, per encoder and attribute;
+- family-wise null error: the share of runs in which some subgroup of an encoder's two attributes is flagged,
+  with intervals simultaneous within each attribute alone and over both (the scoring's rule), same draws;
+- near the assessability threshold (66 cases at prevalence 0.35: sex's subgroups of about 33 cases and 11
+  positives): both cover 0, among the runs where both are assessable;
 - small-subgroup bias (null): the mean worst-subgroup AUROC and gap minus their true values (true worst
   = every subgroup's AUROC, true gap 0), beside the mean of the bootstrap's bias estimates.
 Every share with its Monte Carlo standard error sqrt(p (1 - p) / runs); every mean with its s.e.
@@ -45,17 +50,17 @@ def mean_se(values: pd.Series) -> str:
     return f"{values.mean():+.4f} ({values.std(ddof=1) / np.sqrt(len(values)):.4f})"
 
 
-def power_table(effects, sizes, runs: int, draws: int) -> pd.DataFrame:
+def power_table(effects, sizes, runs: int, draws: int, larger=()) -> pd.DataFrame:
+    """`larger`: further sizes run at effect 0.05 alone, to find where the paired difference reaches 0.8."""
     rows = []
-    for n in sizes:
-        for effect in effects:
-            started = time.perf_counter()
-            found = replicate(SubgroupDesign(n_cases=n, effect=effect), runs, draws + 1, seed=int(1000 * effect) + n)
-            planted = found[found["encoder"] == "planted"]
-            rows.append({"cases": n, "effect": effect, "runs": runs,
-                         "diff to rest excludes 0": share(planted["planted_excludes"]),
-                         "paired diff to reference excludes 0": share(planted["planted_ref_excludes"]),
-                         "s per run": f"{(time.perf_counter() - started) / runs:.2f}"})
+    for n, effect in [(n, e) for n in sizes for e in effects] + [(n, 0.05) for n in larger]:
+        started = time.perf_counter()
+        found = replicate(SubgroupDesign(n_cases=n, effect=effect), runs, draws + 1, seed=int(1000 * effect) + n)
+        planted = found[found["encoder"] == "planted"]
+        rows.append({"cases": n, "effect": effect, "runs": runs,
+                     "diff to rest excludes 0": share(planted["planted_excludes"]),
+                     "paired diff to reference excludes 0": share(planted["planted_ref_excludes"]),
+                     "s per run": f"{(time.perf_counter() - started) / runs:.2f}"})
     return pd.DataFrame(rows)
 
 
@@ -74,6 +79,36 @@ def null_tables(sizes, runs: int, draws: int) -> tuple[pd.DataFrame, pd.DataFram
                              "gap bias": mean_se(part[f"gap_{attribute}"]),
                              "gap estimate": mean_se(part[f"gap_bias_{attribute}"])})
     return pd.DataFrame(coverage), pd.DataFrame(bias)
+
+
+def family_table(sizes, runs: int, draws: int) -> pd.DataFrame:
+    """Null: the share of runs in which some subgroup of an encoder's two attributes is flagged (its difference
+    interval excludes the true 0), with intervals simultaneous within each attribute alone (as before) and
+    over the family of both (Bonferroni over the attributes, the max statistic within each), on the same draws."""
+    rows = []
+    for n in sizes:
+        found = replicate(SubgroupDesign(n_cases=n, effect=0.0), runs, draws + 1, seed=17 + n, per_attribute=True)
+        for encoder, part in found.groupby("encoder"):
+            rows.append({"cases": n, "encoder": encoder, "runs": runs,
+                         "any flag, per attribute": share(~part["covers_family_per_attribute"]),
+                         "any flag, family": share(~part["covers_family"]),
+                         "sex alone covers, family": share(part["covers_sex"]),
+                         "age band alone covers, family": share(part["covers_age_band"])})
+    return pd.DataFrame(rows)
+
+
+def threshold_table(runs: int, draws: int) -> pd.DataFrame:
+    """Null coverage of sex's two subgroups where each sits near the assessability threshold (about 33 cases
+    and 11 positives: 66 cases at prevalence 0.35), among the runs in which both are assessable."""
+    design = SubgroupDesign(n_cases=66, prevalence=0.35, effect=0.0)
+    found = replicate(design, runs, draws + 1, seed=31)
+    rows = []
+    for encoder, part in found.groupby("encoder"):
+        held = part[part["assessable_sex"]]
+        rows.append({"cases": design.n_cases, "prevalence": design.prevalence, "encoder": encoder, "runs": runs,
+                     "both assessable": len(held), "smallest subgroup (mean cases)": f"{held['smallest_sex'].mean():.1f}",
+                     "both cover 0": share(held["covers_sex"]) if len(held) else "-"})
+    return pd.DataFrame(rows)
 
 
 def chexpert_counts(data: Path) -> pd.DataFrame | None:
@@ -128,10 +163,14 @@ def main(argv: list[str] | None = None) -> None:
     runs, draws = (10, 60) if args.smoke else (args.runs, args.draws)
     effects = (0.05,) if args.smoke else (0.03, 0.05, 0.08)
     sizes = (300,) if args.smoke else (300, 1200)
+    larger = () if args.smoke else (1600, 2000, 3000)
     show("power: the planted subgroup's interval below 0 (share of runs, Monte Carlo s.e.)",
-         power_table(effects, sizes, runs, draws))
+         power_table(effects, sizes, runs, draws, larger))
     coverage, bias = null_tables(sizes, runs, draws)
     show("null: every subgroup of the attribute covers its true difference 0 at once", coverage)
+    show("null: some subgroup of an encoder's attributes flagged (family-wise error)", family_table(sizes, runs, draws))
+    show("null: near the assessability threshold, both sex subgroups cover 0 (among runs where both are assessable)",
+         threshold_table(runs, draws))
     show("null: small-subgroup bias of the worst subgroup's AUROC and of the gap (mean, s.e.)", bias)
     show("real: CheXpert label file, frontal views, cases per subgroup and split", chexpert_counts(args.data_dir))
     show("real: multi-source chest X-rays, source as a site attribute", multisource_sites(args.data_dir))

@@ -203,11 +203,12 @@ def write_report(
     return write_results_report(results, inputs, out_dir, scored=scored, seconds_per_image=seconds_per_image)
 
 
-def bundle(results: str | Path, out: str | Path, suite_hash: str | None = None):
-    """Write a portable results bundle of a results folder (docs/bundles.md); returns (path, bundle id)."""
+def bundle(results: str | Path, out: str | Path, suite_hash: str | None = None, with_subgroups: bool = False):
+    """Write a portable results bundle of a results folder (docs/bundles.md); returns (path, bundle id).
+    `with_subgroups`: with each case's subgroup attributes, which bundles leave out unless asked."""
     from crsbench.bundles import from_results, write_bundle
 
-    return write_bundle(from_results(results, suite_hash), out)
+    return write_bundle(from_results(results, suite_hash, with_subgroups), out)
 
 
 def cohort(sources, allow=()):

@@ -17,31 +17,21 @@ is shown at 40 draws and more in the benchmark (docs/bootstrap.md)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench.simulation.training_samples import COVERAGE_FLOOR, WIDTH_BAND
-
+from _benchmark_modules import benchmark_module
 from _shared_data import shared_file
 
 pytestmark = pytest.mark.slow
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 IMAGES, HELD_OUT, N, TEST_CASES, DRAWS = 2400, 800, 140, 320, 16
 
 
 @pytest.fixture(scope="module")
 def pool_design():
-    spec = importlib.util.spec_from_file_location("pool_calibration", BENCHMARKS / "pool_calibration.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["pool_calibration"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("pool_calibration")
 
 
 @pytest.fixture(scope="module")
@@ -61,19 +51,14 @@ def measured(pool_design, tmp_path_factory):
             "draw": (vectors, labels, pool, held_out, N)}
 
 
-def _passes(checked: dict[str, float]) -> dict[str, bool]:
-    return {"coverage": checked["coverage"] >= COVERAGE_FLOOR - 3 * checked["coverage s.e."],
-            "width": WIDTH_BAND[0] <= checked["width / oracle"] <= WIDTH_BAND[1]}
-
-
 def test_the_products_refit_term_covers_at_the_oracles_width_and_the_planted_estimators_fail(measured):
     pool_design = measured["module"]
     checked = pool_design.checks(measured["runs"], measured["scored"])
     print("\n" + "\n".join(f"{e}: " + ", ".join(f"{k} {v:.3f}" for k, v in c.items()) for e, c in checked.items()))
     product, narrow, wide = (checked[e] for e in (pool_design.ESTIMATORS[0], *pool_design.PLANTED))
-    assert _passes(product) == {"coverage": True, "width": True}
-    assert not _passes(wide)["width"] and wide["width / oracle"] > WIDTH_BAND[1]
-    assert not _passes(narrow)["width"] and narrow["width / oracle"] < WIDTH_BAND[0]
+    assert pool_design.two_sided(product) == {"coverage": True, "width": True}
+    assert not pool_design.two_sided(wide)["width"] and wide["width / oracle"] > pool_design.WIDTH_BAND[1]
+    assert not pool_design.two_sided(narrow)["width"] and narrow["width / oracle"] < pool_design.WIDTH_BAND[0]
 
 
 def test_a_saved_draw_read_back_is_the_draw_made_afresh(measured, tmp_path):

@@ -27,4 +27,7 @@ def runs(tmp_path_factory):
 @pytest.fixture(scope="session")
 def bundles(runs):
     root = runs["root"]
-    return {name: write_bundle(from_results(runs[name]), root / f"{name}.crsb")[0] for name in ("a", "b")}
+    out = {name: write_bundle(from_results(runs[name]), root / f"{name}.crsb")[0] for name in ("a", "b")}
+    # group A's results with each case's subgroup attributes (`crsbench bundle --with-subgroups`)
+    out["a_subgroups"] = write_bundle(from_results(runs["a"], with_subgroups=True), root / "a-subgroups.crsb")[0]
+    return out

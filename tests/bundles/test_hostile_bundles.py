@@ -449,6 +449,88 @@ HOSTILE_READING = {
 }
 
 
+
+# the subgroup member (`crsbench bundle --with-subgroups`): each case made from group A's bundle that carries it
+def _subgroup_value(bundles):
+    return copy.deepcopy(read_bundle(bundles["a_subgroups"]))
+
+
+def _subgroup_edit(edit):
+    """The first test set's subgroup table edited by `edit` and written by the bundle writer (re-hashed)."""
+    def make(bundles, path):
+        bundle = _subgroup_value(bundles)
+        first = sorted(bundle.subgroups)[0]
+        bundle.subgroups[first] = edit(bundle.subgroups[first].copy())
+        return _written(bundle, path)
+    return make
+
+
+def _subgroup_members_edit(edit):
+    """The members of group A's bundle with subgroups edited by `edit(members, first subgroup member)`, the
+    manifest rewritten to match."""
+    def make(bundles, path):
+        members = bundle_members(bundles["a_subgroups"])
+        edit(members, sorted(n for n in members if n.startswith("predictions/subgroups/"))[0])
+        return zipped(path, members, rehash=True)
+    return make
+
+
+def _set_cell(row, column, value):
+    def edit(table):
+        table.loc[row, column] = value
+        return table
+    return edit
+
+
+def _stray_test_set(members, first):
+    members["predictions/subgroups/" + "f" * 32 + ".parquet"] = members[first]
+    _manifest_too(members, subgroup_sets=json.loads(members["manifest.json"])["contents"]["subgroup_sets"] + 1)
+
+
+def _integer_attribute(members, first):
+    table = pq.read_table(io.BytesIO(members[first]))
+    members[first] = parquet_bytes(table.set_column(1, table.schema.names[1], pa.array(range(len(table)), pa.int64())))
+
+
+def _many_attributes(table):
+    for i in range(31):  # beside sex and age_band
+        table[f"extra_{i}"] = "x"
+    return table
+
+
+HOSTILE_SUBGROUPS = {
+    "a subgroup file naming a test set the bundle lacks": (
+        _subgroup_members_edit(_stray_test_set), r"predictions/subgroups/f{32}.parquet: names test set 'f{32}', not in "
+        r"predictions/test_sets.parquet"),
+    "a subgroup file naming a case its test set lacks": (
+        _subgroup_edit(_set_cell(0, "case_id", "nobody")), r"predictions/subgroups/\w+.parquet: case id 'nobody', a case its test set lacks"),
+    "a subgroup file listing a case twice": (
+        _subgroup_edit(lambda t: t.assign(case_id=[t["case_id"].iloc[0], *t["case_id"].iloc[1:-1], t["case_id"].iloc[0]])),
+        r"predictions/subgroups/\w+.parquet: case id '[\w-]+' twice"),
+    "a subgroup file one case short": (
+        _subgroup_edit(lambda t: t.iloc[1:]), r"predictions/subgroups/\w+.parquet: 23 rows, its test set says 24"),
+    "an integer attribute column": (
+        _subgroup_members_edit(_integer_attribute), r"predictions/subgroups/\w+.parquet: column age_band holds int64, not text"),
+    "33 attribute columns": (
+        _subgroup_edit(_many_attributes), r"predictions/subgroups/\w+.parquet: 33 attribute columns, more than the 32"),
+    "a 300-character subgroup value": (
+        _subgroup_edit(_set_cell(0, "sex", "F" * 300)), r"attribute name or value 'F+': over 200 characters"),
+    "an escape sequence in a subgroup value": (
+        _subgroup_edit(_set_cell(0, "sex", f"F{ESCAPE}")), r"attribute name or value 'F\\x1b\[2J\\x1b\[H': a control or invisible character"),
+    "a subgroup member in a folder of its own": (
+        _subgroup_members_edit(lambda m, first: m.__setitem__("predictions/subgroups/x/y.parquet", m[first])),
+        r"predictions/subgroups/x/y.parquet: not a subgroup member"),
+    "a subgroup member climbing out of the bundle": (
+        _subgroup_members_edit(lambda m, first: m.__setitem__("predictions/subgroups/../../y.parquet", m[first])),
+        "not a plain relative file name"),
+    "a manifest that does not count the subgroup files": (
+        _subgroup_members_edit(lambda m, first: _manifest_too(m, subgroup_sets=0)),
+        "manifest.json: says 0 subgroup_sets, the bundle holds 3"),
+    "subgroup_sets as text": (
+        _subgroup_members_edit(lambda m, first: _manifest_too(m, subgroup_sets="3")),
+        r"manifest.json: contents.subgroup_sets: Input should be a valid integer"),
+}
+
 # case -> how it is made -> what the one line must say
 CORPUS = {
     "manifest nested 200,000 deep": (
@@ -494,6 +576,7 @@ CORPUS.update(HOSTILE_JSON)
 CORPUS.update(HOSTILE_PARQUET)
 CORPUS.update(HOSTILE_ZIP)
 CORPUS.update(HOSTILE_READING)
+CORPUS.update(HOSTILE_SUBGROUPS)
 
 
 # a step's progress lines, stamped with the time: printed once a step has run a second (a busy machine)
@@ -533,6 +616,16 @@ def test_a_hostile_bundle_ends_verify_compare_and_leaderboard_in_one_line_and_ex
         print(f"\n{case} | {command} | {line} | 2")  # the table of refusals, with -s
     assert not (tmp_path / "site" / "index.html").exists()
 
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_SUBGROUPS))
+def test_a_hostile_subgroup_member_is_refused_by_verify_in_one_line(bundles, tmp_path, case):
+    """The fast loop's share of the corpus above: each subgroup case through verify (the checks compare and
+    leaderboard share)."""
+    make, expected = HOSTILE_SUBGROUPS[case]
+    path = make(bundles, tmp_path / "hostile.crsb")
+    line = _one_line_refusal(CliRunner().invoke(app, ["verify", str(path)]), expected)
+    assert "\x1b" not in line, line
 
 def _crs_settings(crs):
     def make(bundles, path):
@@ -740,7 +833,6 @@ app()
 def _child(args: list[str], scratch) -> tuple[int, str, float, float]:
     """(exit code, output, wall seconds, peak RSS in MB) of `crsbench ARGS` as a child process, killed at
     SECONDS."""
-    import os
     import subprocess
     import sys
     import time

@@ -35,8 +35,8 @@ def browser():
 
 @pytest.fixture(scope="module")
 def site(bundles, tmp_path_factory):
-    """Groups A and B scored together; B's pixels-4 renamed to a hostile string."""
-    a, b = read_bundle(bundles["a"]), copy.deepcopy(read_bundle(bundles["b"]))
+    """Groups A (with its subgroup labels) and B scored together; B's pixels-4 renamed to a hostile string."""
+    a, b = read_bundle(bundles["a_subgroups"]), copy.deepcopy(read_bundle(bundles["b"]))
     b.records["encoder"] = b.records["encoder"].replace({"pixels-4": HOSTILE})
     for entry in b.encoders:
         if entry["label"] == "pixels-4":
@@ -180,7 +180,7 @@ def test_every_control_is_reached_by_tab_in_document_order(site, browser):
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_body_never_scrolls_sideways_and_no_text_is_under_12px(site, browser, width):
     page_path, _ = site
-    for view in ("overall", "task", "axis", "components", "plots", "compare", "provenance"):
+    for view in ("overall", "task", "axis", "components", "subgroups", "plots", "compare", "provenance"):
         with live_page(page_path, width=width, browser=browser, fragment=f"#view={view}") as page:
             scroll, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
             assert scroll <= inner, (view, width, scroll)

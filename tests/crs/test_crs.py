@@ -18,6 +18,7 @@ from crsbench.crs.definition import (
     DEFAULT_ANCHORS,
     DEFAULT_SCALES,
     SKILL_POINTS,
+    SUBGROUP_AXIS,
     CRSConfig,
     crs_batch,
     crs_scores,
@@ -368,10 +369,10 @@ def test_an_axis_without_default_constants_needs_them_in_the_suite():
 
 
 def test_default_constants_cover_the_four_axes_with_commensurate_spans():
-    assert set(DEFAULT_ANCHORS) == set(DEFAULT_SCALES) == set(AXES)
+    assert set(DEFAULT_ANCHORS) == set(DEFAULT_SCALES) == {*AXES, SUBGROUP_AXIS}  # the fifth optional
     # every axis spans exactly one unit from its no-value anchor to a perfect value
-    perfect = {"discrimination": 1.0, "calibration": 1.0, "label_efficiency": 1.0, "robustness": 1.0}
-    for axis in AXES:
+    perfect = {"discrimination": 1.0, "calibration": 1.0, "label_efficiency": 1.0, "robustness": 1.0, SUBGROUP_AXIS: 1.0}
+    for axis in (*AXES, SUBGROUP_AXIS):
         assert (perfect[axis] - DEFAULT_ANCHORS[axis]) / DEFAULT_SCALES[axis] == 1.0
 
 

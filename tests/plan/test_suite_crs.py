@@ -60,7 +60,9 @@ def test_an_old_crs_block_validates_unchanged_and_splits_into_its_two_halves():
     assert config.model_dump(exclude_unset=True) == OLD_KEYS
     definition, statistics = config.score_definition, config.statistics
     assert set(CRSDefinition.model_fields).isdisjoint(StatisticsSettings.model_fields)
-    assert set(CRSDefinition.model_fields) | set(StatisticsSettings.model_fields) == set(OLD_KEYS)
+    # the one key added since, the optional subgroup axis, is part of what the score is
+    assert set(CRSDefinition.model_fields) | set(StatisticsSettings.model_fields) == set(OLD_KEYS) | {"subgroup_axis"}
+    assert "subgroup_axis" in CRSDefinition.model_fields and definition.subgroup_axis is None
     assert definition.model_dump() == {k: v for k, v in config.model_dump().items() if k in CRSDefinition.model_fields}
     assert (statistics.n_boot, statistics.interval, statistics.bootstrap_engine) == (123, "expanded", "reference")
     axes = ["discrimination", "calibration", "robustness"]

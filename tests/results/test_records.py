@@ -165,7 +165,7 @@ def test_an_old_database_is_read_without_writing_to_it(tmp_path):
 def test_schema_1_binary_records_are_read_in_todays_conventions():
     import json as _json
 
-    from crsbench.results.records import RECORD_SCHEMA_VERSION, upgrade_records, with_lists
+    from crsbench.results.records import upgrade_records, with_lists
 
     old = pd.DataFrame([
         {"task_type": "single_label", "brier": 0.4, "auroc": 0.75, "auroc_per_class": _json.dumps([0.7, 0.8]),
@@ -179,7 +179,7 @@ def test_schema_1_binary_records_are_read_in_todays_conventions():
     assert read["auroc_per_class"].tolist() == [[0.7, 0.8], [0.5, 0.6, 0.7], [0.9, 0.9]]
     assert read["brier"].tolist() == [0.2, 0.9, 0.2]  # binary schema-1 halved; multi-class and new unchanged
     assert read["auroc"].tolist() == [0.8, 0.6, 0.9]  # the positive column's
-    assert (read["schema_version"] == RECORD_SCHEMA_VERSION).all()
+    assert (read["schema_version"] == 2).all()  # schema 2's conventions; none claims schema 3's refit field
     assert old["brier"].tolist() == [0.4, 0.9, 0.2]  # the stored values are not touched
 
 

@@ -1,62 +1,64 @@
-"""The training-sample intervals' acceptance, reduced (benchmarks/refit_acceptance.py has the full table;
-docs/bootstrap.md, "Training samples"), and checks that fail in both directions:
+"""The refit term's acceptance in the suite, on training samples realised at the embedding level: each draw
+is a fresh training sample of rows drawn from a known population (simulation/embedding_samples.py), every
+probe, refit or not, the project's probe fitted on them, so the spread over training samples arises from the
+fits themselves and not from the one-scalar model (`cohort.realise_refits`) that the refits would estimate.
+The design is benchmarks/pool_calibration.py's (`--generated`; docs/bootstrap.md), reduced.
 
-- coverage at least 0.92 less 3 s.e. counted by runs (the encoders of a run share its draws), which the
-  planted too-narrow estimator (no refit term: these fitted probes' intervals) must fail;
-- the mean interval width within 0.8-1.25 of the oracle's (the same construction, the same K, with the true
-  training-sample covariance in place of the refits' estimate), which the planted too-wide estimator (the
-  refits' deviations doubled) must fail.
+Reduced: two generated encoders of 64 dimensions (Mahalanobis separation 1.8, the reference, and 2.2), a
+population of 5,000 rows (1,500 held out), n = 140 training and 23 validation rows a draw (0.05 of the pool,
+so draws are nearly independent samples), test sets of 800 held-out rows, 24 draws, K = 4 bootstrap refits
+with C re-tuned (the product's), the planted two and the oracle (the same construction with the covariance of
+the held-out axes over the 24 draws in place of the refits' estimate, t(3)). Checks, both ways:
 
-The small split with its refit spread doubled (16 runs), where the training sample is most of the
-uncertainty, so that a wrong refit term shows. The other rates (fresh top, tier holds the best) are asserted
-at their targets less 3 Monte Carlo s.e. The published-like cohort (15 encoders, two clear losers left out of
-the tier) runs in the benchmark only (`--only published`, 250 runs): its 15 encoders' population values
-alone cost the suite 10 s, and its runs 3-4 s each.
+- the product's coverage of the CRS expected over training samples at least 0.92 less 3 s.e. counted by draws,
+  and its mean width within 0.8-1.25 of the oracle's;
+- the planted too-wide estimator (the product's term doubled) fails the width band above;
+- the planted too-narrow one (no term: these fitted probes) fails it below.
 
-Sizes, for the suite's time. At 16 runs, measured: the planted narrow estimator covers 0.44 against a
-floor of 0.65 (its s.e. by runs 0.090), the planted wide one's width is 2.02 (s.e. 0.27) of the
-oracle's against the band's 1.25 (2.8 s.e. out); the product's covers 0.81 (s.e. 0.077, floor 0.69) at 1.03
-(0.13) of the oracle's width."""
+Measured at these sizes: the product covers 0.875 (s.e. by draws 0.069, floor 0.71) at 0.97 of the oracle's
+width; the wide one is at 1.75, the narrow one at 0.45. The narrow one's coverage, 0.667 (s.e. 0.098), is
+printed, not asserted: at 24 draws of one encoder pair its floor is 0.63, and the seeds' 10 % fits (14 rows)
+keep its interval from shrinking further; its failure of the coverage check is shown on real images at 900
+draws (benchmarks/pool_calibration.py, docs/bootstrap.md). The oracle's width is known to about 15 % here
+(its sd from 24 draws): a change to the fits' results can move the product out of the band, which is what
+the check is for. About 55 s of CPU.
+
+The one-scalar model remains in benchmarks/refit_acceptance.py as a fast check of the interval's arithmetic
+on cohorts whose training-sample law is known exactly (labelled there), not as the acceptance of the refits."""
 
 from __future__ import annotations
 
 import pytest
 
-from crsbench.simulation.training_samples import (COVERAGE_FLOOR, COVERAGE_UPPER, WIDTH_BAND, doubled, rates,
-                                               simulate_runs, small_split, verdict, width_ratio)
+from crsbench.simulation.embedding_samples import GeneratedEncoder
+
+from _benchmark_modules import benchmark_module
 
 pytestmark = pytest.mark.slow
 
-REFITS = 4
-RUNS = 16
+ENCODERS = (GeneratedEncoder("gen-middle", 64, 1.8), GeneratedEncoder("gen-strong", 64, 2.2))
+ROWS, HELD_OUT, N, TEST_CASES, DRAWS = 5_000, 1_500, 140, 800, 24
 
 
 @pytest.fixture(scope="module")
-def runs():
-    return simulate_runs(doubled(small_split()), "a", RUNS, REFITS, planted=True)
+def checked(tmp_path_factory):
+    pool_design = benchmark_module("pool_calibration")
+    labels, pool, held_out, vectors = pool_design.generated_pool(ROWS, HELD_OUT, encoders=ENCODERS)
+    runs, scored = pool_design.run_size(N, DRAWS, vectors, labels, pool, held_out, TEST_CASES,
+                                        pool_design.ESTIMATORS[:1], 1, tmp_path_factory.mktemp("draws"))
+    out = pool_design.checks(runs, scored)
+    print("\n" + "\n".join(f"{e}: " + ", ".join(f"{k} {v:.3f}" for k, v in c.items()) for e, c in out.items()))
+    return pool_design, out
 
 
-def _line(runs, which: str) -> str:
-    coverage, s = rates(runs, which)["coverage by runs"]
-    ratio, r = width_ratio(runs, which)
-    tier = rates(runs, which)["mean tier size"][0]
-    return (f"{which}: coverage {coverage:.3f} (s.e. by runs {s:.3f}; floor {COVERAGE_FLOOR - 3 * s:.3f}, upper end "
-            f"{COVERAGE_UPPER + 3 * s:.3f}), width / oracle {ratio:.2f} ({r:.2f}), tier {tier:.2f}")
+def test_the_products_refit_term_covers_at_the_oracles_width(checked):
+    pool_design, out = checked
+    assert pool_design.two_sided(out[pool_design.ESTIMATORS[0]]) == {"coverage": True, "width": True}
 
 
-def test_the_intervals_cover_at_the_oracles_width_and_the_tier_meets_its_targets(runs):
-    after = rates(runs, "after")
-    print(f"\nsmall split, refit spread doubled ({len(runs.points)} runs): " + "; ".join(_line(runs, w) for w in runs.intervals)
-          + f"; oracle tier {after['oracle tier size'][0]:.2f}")
-    assert verdict(runs, "after") == {"coverage": True, "width": True}
-    fresh, s = after["fresh top in tier"]
-    assert fresh >= 0.95 - 3 * s
-    holds, s = after["tier holds best"]
-    assert holds >= 0.90 - 3 * s
-
-
-def test_the_planted_too_narrow_and_too_wide_estimators_fail(runs):
-    narrow, wide = verdict(runs, "before"), verdict(runs, "wide")
-    assert not narrow["coverage"], _line(runs, "before")  # no refit term: under-covers
-    assert not wide["width"] and width_ratio(runs, "wide")[0] > WIDTH_BAND[1], _line(runs, "wide")
-    assert wide["coverage"]  # too wide still covers: only the width check catches it
+def test_the_planted_too_wide_and_too_narrow_terms_fail_the_width_band(checked):
+    pool_design, out = checked
+    narrow, wide = (out[e] for e in pool_design.PLANTED)
+    assert not pool_design.two_sided(wide)["width"] and wide["width / oracle"] > pool_design.WIDTH_BAND[1]
+    assert wide["coverage"] >= narrow["coverage"]  # too wide still covers: only the width check catches it
+    assert not pool_design.two_sided(narrow)["width"] and narrow["width / oracle"] < pool_design.WIDTH_BAND[0]

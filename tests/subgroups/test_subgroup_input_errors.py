@@ -53,6 +53,25 @@ def test_select_writes_the_attributes_into_its_suite_and_leaves_them_out_of_the_
     assert suite["tasks"][0]["dataset"]["subgroups"] == ["sex", "age:decades"]
 
 
+def test_select_puts_the_subgroup_axis_in_its_suites_crs_block(tmp_path):
+    folder = cohort_folder(tmp_path, [{k: v for k, v in r.items() if k != "site"} for r in _rows(lambda i: {})])
+    result = runner.invoke(app, ["select", str(folder), "--encoders", "raw-pixels", "--label-column", "diagnosis",
+                                 "--subgroup-column", "sex", "--subgroup-column", "age:decades",
+                                 "--subgroup-axis", "sex", "-o", str(tmp_path / "out"), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    assert suite["crs"]["subgroup_axis"] == ["sex"]
+
+
+def test_select_refuses_a_subgroup_axis_the_cohort_is_not_read_with(tmp_path):
+    folder = cohort_folder(tmp_path, _rows(lambda i: {}))
+    result = runner.invoke(app, ["select", str(folder), "--encoders", "raw-pixels", "--label-column", "diagnosis",
+                                 "--subgroup-column", "sex", "--subgroup-axis", "site",
+                                 "-o", str(tmp_path / "out"), "--dry-run"])
+    assert "--subgroup-axis site: not an attribute this cohort is read with" in _one_error_line(result)
+    assert not (tmp_path / "out").exists()
+
+
 def _suite(tmp_path, folder, subgroups: str):
     return folder_suite(tmp_path, folder, f", split_column: split, subgroups: {subgroups}")
 
@@ -81,3 +100,19 @@ def test_a_subgroup_only_in_training_is_a_note_and_the_run_completes(tmp_path):
     assert result.exit_code == 0, result.output
     assert "note: task t: subgroup(s) 'east' of 'site' appear only in the training data" in result.output.replace("\n", " ")
     assert (tmp_path / "out" / "predictions" / "subgroups").is_dir()
+
+
+@pytest.mark.parametrize("command, call", [("compare", "compare"), ("leaderboard", "leaderboard_site")])
+def test_compare_and_leaderboard_hand_the_subgroup_axis_to_the_scoring(tmp_path, monkeypatch, command, call):
+    from crsbench import api
+
+    seen = {}
+
+    def capture(*args, **settings):
+        seen.update(settings)
+        raise SystemExit(0)  # what the command does after scoring is not this test's
+
+    monkeypatch.setattr(api, call, capture)
+    extra = ["-o", str(tmp_path / "board")] if command == "leaderboard" else []
+    runner.invoke(app, [command, str(tmp_path), *extra, "--subgroup-axis", "sex", "--subgroup-axis", "age_band"])
+    assert seen["subgroup_axis"] == ["sex", "age_band"]

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pandas as pd
 from typer.testing import CliRunner
 
 from crsbench.cli.main import app
-from crsbench.crs.definition import CRSConfig
-from crsbench.report.subgroup_view import difference_sentences
-from crsbench.scoring.score import score_records
+from crsbench.report.subgroup_view import GAP_NOTE, difference_sentences, subgroup_lines, subgroup_tables
 from crsbench.selection.advice import subgroup_sentences
-from crsbench.simulation.cohort import Design, EncoderTruth, simulate
 
+from _planted_subgroup import planted_sex_gap
 from _tiny_results import copied_results
 
 
@@ -34,30 +31,48 @@ def test_score_json_and_summary_carry_the_subgroups_and_a_rerun_gives_the_same_t
     table = pd.read_csv(results / "scores" / "subgroups.csv")
     assert set(table["attribute"]) == {"sex", "age_band"} and not table["assessable"].any()
     assert table["reason"].str.contains(r"cases \(< 30\)").all()
-    second = runner.invoke(app, ["score", str(results), "--n-boot", "40", "--json", "--out", str(tmp_path / "again")])
+    again = runner.invoke(app, ["score", str(results), "--n-boot", "40", "--json", "--out", str(tmp_path / "again")])
+    assert again.exit_code == 0, again.output
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "again" / "subgroups.csv"), table)
 
 
 def test_the_advice_names_a_planted_subgroup_gap_with_the_tables_numbers():
-    design = Design((EncoderTruth("a", 2.4), EncoderTruth("b", 2.4)), n_cases=1200, seeds=(0,),
-                    perturbations=("noise",), severities=(3,), difficulty_sd=0.3)
-    records, stored = simulate(design, np.random.default_rng(4))
-    (test_set,) = stored.test_sets["test_set"]
-    cases = stored.case_set(test_set)
-    sex = np.where(np.arange(len(cases.case_id)) % 2, "F", "M")
-    stored.subgroups[test_set] = pd.DataFrame({"case_id": cases.case_id, "sex": sex})
-    # b's probabilities on F replaced by noise: its AUROC there falls to about 0.5
-    key = records.query("encoder == 'b' and condition_kind == 'clean' and fraction == 1.0")["record_key"].iloc[0]
-    digest = stored.index.set_index("record_key").loc[key, "probs"]
-    probs = np.array(stored.probabilities(digest))
-    noise = np.random.default_rng(1).random((len(probs), 1))
-    probs[sex == "F"] = np.hstack([1 - noise, noise])[sex == "F"].astype(np.float32)
-    stored._memory[digest] = probs
-    report = score_records(records, "a", CRSConfig(n_boot=300, n_weight_draws=0), predictions=stored)
+    _, _, report = planted_sex_gap()
+    # the flags' family: each encoder on the one test set, its attributes together
+    assert report.subgroups.target.endswith("a flag is family-wise per encoder and set, 2 such families here")
     row = report.subgroups.table.query("encoder == 'b' and subgroup == 'F'").iloc[0]
     assert row["diff_excludes_zero"] and row["diff"] < -0.2
     expected = (f"b's AUROC for sex = F (task sim) is {-row['diff']:.3f} lower than for the rest "
                 f"[{-row['diff_high']:.3f}, {-row['diff_low']:.3f}]")
     assert expected in difference_sentences(report)
     assert f"{expected}." in subgroup_sentences(report)
+    assert subgroup_sentences(report)[-1].endswith("a flag is family-wise per encoder and set, 2 such families here.")
     assert not any(s.startswith("a's") for s in difference_sentences(report))
+
+
+def test_the_terminal_says_a_gaps_interval_is_no_test_where_it_shows_one():
+    _, _, report = planted_sex_gap()
+    lines = [line.plain for line in subgroup_lines(report)]
+    worst = [line for line in lines if line.startswith("subgroup worst:") and line != GAP_NOTE]
+    assert worst and lines[-1] == GAP_NOTE
+    # the reason the note is there: the gap's interval never reaches below 0
+    assert (report.subgroups.worst["gap_low"].dropna() >= 0).all()
+
+
+def test_a_set_with_no_assessable_subgroup_is_listed_with_its_reasons_not_drawn_as_a_table_of_na(tiny_run, tmp_path):
+    from rich.table import Table
+    from rich.text import Text
+
+    from crsbench import api
+
+    _, _, planted = planted_sex_gap()
+    assert all(isinstance(view, Table) for view in subgroup_tables(planted))
+    report = api.score(copied_results(tiny_run, tmp_path), n_boot=20, n_weight_draws=0)
+    views = subgroup_tables(report)
+    assert views and all(isinstance(view, Text) for view in views)
+    lines = views[0].plain.splitlines()
+    assert lines[0].endswith("no subgroup is assessable, so no AUROC per subgroup")
+    table = report.subgroups.table.drop_duplicates(["task", "set", "attribute", "subgroup"])
+    first = table.iloc[0]
+    assert len(lines) == 1 + len(table[(table["task"] == first["task"]) & (table["set"] == first["set"])])
+    assert f"  {first['attribute']} = {first['subgroup']} ({int(first['n_cases'])} cases): {first['reason']}" in lines

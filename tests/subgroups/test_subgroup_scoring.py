@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
@@ -15,6 +14,7 @@ from crsbench.scoring.score import score_records
 from crsbench.scoring.subgroups import MIN_CASES, simultaneous
 from crsbench.scoring.task_draws import replayed_counts
 from crsbench.simulation.cohort import Design, EncoderTruth, simulate
+from _subgroup_refits import with_attributes
 
 ENCODERS = (EncoderTruth("a", 1.2), EncoderTruth("b", 1.6, 0.8), EncoderTruth("c", 0.9, 1.1, 0.1, 0.1))
 DESIGN = Design(ENCODERS, n_cases=300, seeds=(0, 1, 2), tasks=("t1", "t2"), task_classes=(2, 3),
@@ -23,15 +23,7 @@ DESIGN = Design(ENCODERS, n_cases=300, seeds=(0, 1, 2), tasks=("t1", "t2"), task
 
 def _with_attributes(stored, seed: int = 0):
     """Sex (F/M), a three-way site and a rare subgroup (fewer than MIN_CASES cases) on every test set."""
-    rng = np.random.default_rng(seed)
-    for test_set in list(stored.test_sets["test_set"]):
-        cases = stored.case_set(test_set)
-        n = len(cases.case_id)
-        site = rng.choice(["north", "south", "east"], size=n)
-        site[: MIN_CASES - 5] = "rare"
-        stored.subgroups[test_set] = pd.DataFrame({"case_id": cases.case_id, "sex": rng.choice(["F", "M"], size=n),
-                                                   "site": site})
-    return stored
+    return with_attributes(stored, seed, sites=("north", "south", "east"))
 
 
 @pytest.fixture(scope="module")

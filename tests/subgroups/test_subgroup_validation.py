@@ -23,10 +23,15 @@ def test_null_intervals_cover_zero_simultaneously_and_a_planted_gap_is_found_mor
     """Null: every subgroup of an attribute covers 0 at once in 0.92-0.98 of runs (widened by two Monte Carlo
     s.e. at this run count). Planted: the subgroup's interval lies below 0 more often at 0.08 than at 0.03,
     and the paired difference to the reference finds it more often than the difference to the rest."""
-    null = replicate(SubgroupDesign(effect=0.0), RUNS, DRAWS, seed=11)
-    for column in ("covers_sex", "covers_age_band"):
+    null = replicate(SubgroupDesign(effect=0.0), RUNS, DRAWS, seed=11, per_attribute=True)
+    for column in ("covers_sex", "covers_age_band", "covers_family"):
         p = float(null[column].mean())
         assert 0.92 - 2 * _se(0.95, len(null)) <= p <= 0.98 + 2 * _se(0.95, len(null)), (column, p)
+    # the flags an encoder's sentences make: some subgroup of either attribute flagged with no true gap, in at
+    # most the nominal 0.05 of runs (plus two s.e.); scored per attribute alone it was more
+    family_error = 1 - float(null["covers_family"].mean())
+    assert family_error <= 0.05 + 2 * _se(0.05, len(null)), family_error
+    assert 1 - float(null["covers_family_per_attribute"].mean()) >= family_error
     small = replicate(SubgroupDesign(effect=0.03), RUNS // 2, DRAWS, seed=12)
     large = replicate(SubgroupDesign(effect=0.08), RUNS // 2, DRAWS, seed=13)
     small, large = small[small["encoder"] == "planted"], large[large["encoder"] == "planted"]
@@ -45,6 +50,29 @@ def test_the_worst_subgroup_is_biased_down_and_the_gap_up_and_the_bootstrap_sees
     # the bootstrap's estimate points the same way and is smaller than the bias (docs/subgroups.md states the share)
     assert null["worst_bias_age_band"].mean() < 0 and null["gap_bias_age_band"].mean() > 0
     assert abs(null["worst_bias_age_band"].mean()) < abs(worst_bias.mean())
+
+
+def test_an_encoders_flags_on_a_set_are_one_family_over_its_attributes():
+    """With two attributes each attribute's intervals are taken at 1 - 0.05 / 2, so wider than the same
+    attribute's scored alone on the same draws; an attribute with no assessable subgroup does not count."""
+    from dataclasses import replace
+
+    from crsbench.scoring.subgroups import family_level, subgroup_tables
+    from crsbench.simulation.subgroups import ENCODERS, draw_cohort
+
+    assert family_level(0.95, 2) == pytest.approx(0.975) and family_level(0.95, 0) == 0.95
+    item = draw_cohort(SubgroupDesign(effect=0.0), np.random.default_rng(3), 201)
+
+    def widths(attributes):
+        table = subgroup_tables([replace(item, attributes=attributes)], list(ENCODERS), "reference",
+                                np.ones((201, 1)), {}, 0.95).table
+        sex = table[table["attribute"] == "sex"]
+        return (sex["diff_high"] - sex["diff_low"]).to_numpy()
+
+    alone, together = widths({"sex": item.attributes["sex"]}), widths(item.attributes)
+    assert (together > alone * 1.05).all()
+    tiny = np.where(np.arange(len(item.labels)) < 5, "few", "many")  # neither subgroup assessable
+    assert np.allclose(widths({"sex": item.attributes["sex"], "tiny": tiny}), alone)
 
 
 def test_the_true_differences_of_the_design():

@@ -16,5 +16,5 @@ def open_source(source):
 
     path = Path(source)
     if path.is_dir() or path.suffix == ".sqlite":
-        return from_results(path)
+        return from_results(path, with_subgroups=True)  # local results: their attributes never leave this machine
     return read_bundle(path)

@@ -247,6 +247,7 @@ def merge(sources: Sequence[Bundle], allow: Sequence[str] = ()) -> Cohort:
         keep = _shared_cells(records, [b.records for b in sources])
         records = records[keep].reset_index(drop=True)
     predictions = _merged_predictions(sources, records) if paired else None
+    notes += _subgroup_notes(sources, predictions)
     reference, crs, _ = sources[0].suite_settings()
     baselines = sorted({b for s in sources for b in s.suite_settings()[2]})
     return Cohort(records, predictions, sources, departures, notes, reference, crs, baselines, paired, owners)
@@ -261,7 +262,26 @@ def _merged_predictions(sources: list[Bundle], records: pd.DataFrame) -> Predict
     probabilities = ChainMap(*(b.probabilities for b in held))  # looked up when used: spilled vectors stay unmapped
     keys = records[["record_key", "encoder", "task", "seed", "fraction", "condition_kind", "condition", "severity"]]
     index = keys.merge(index, on="record_key", how="inner")[["record_key", "test_set", "probs", *keys.columns[1:]]]
-    return Predictions.in_memory(index, cases, probabilities)
+    stored = Predictions.in_memory(index, cases, probabilities)
+    # a test set's attributes from the first source that carries them: they describe its cases, whoever scored them
+    stored.subgroups = {t: table for b in reversed(held) for t, table in b.subgroups.items() if t in cases}
+    return stored
+
+
+def _subgroup_notes(sources: list[Bundle], predictions: Predictions | None) -> list[str]:
+    """One line where no subgroup result can be scored, or where two sources label a test set's cases differently."""
+    if predictions is None and any(b.subgroups for b in sources):
+        return ["subgroups: not scored, the sources share no test set to pair them on"]
+    if predictions is None or not predictions.subgroups:
+        return ["subgroups: absent, no source carries per-case subgroup labels (a bundle carries them only when "
+                "written with `crsbench bundle --with-subgroups`)"]
+    notes = []
+    for test_set, table in sorted(predictions.subgroups.items()):
+        others = [b.source for b in sources if test_set in b.subgroups and not b.subgroups[test_set].equals(table)]
+        if others:
+            notes.append(f"subgroups: {', '.join(others)} label the cases of test set {test_set[:12]} otherwise than an "
+                         "earlier source; the earlier source's labels are used")
+    return notes
 
 
 def cohort_inputs(cohort: Cohort, reference: str | None = None, **settings):

@@ -48,6 +48,8 @@ class Bundle:
     source: str = ""  # how outputs name it: the bundle's file name, or the results folder's name
     bundle_id: str | None = None
     notes: list[str] = field(default_factory=list)
+    # test_set -> case_id and one text column per attribute: only when written with --with-subgroups
+    subgroups: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def predictions(self) -> Predictions | None:
         if self.index.empty:
@@ -56,7 +58,9 @@ class Bundle:
         index = self.index.merge(keys, on="record_key", how="inner")
         order = {k: i for i, k in enumerate(self.records["record_key"])}
         index = index.sort_values("record_key", key=lambda s: s.map(order)).reset_index(drop=True)
-        return Predictions.in_memory(index, self.cases, self.probabilities)
+        stored = Predictions.in_memory(index, self.cases, self.probabilities)
+        stored.subgroups = {k: v for k, v in self.subgroups.items() if k in self.cases}
+        return stored
 
     def suite_settings(self) -> tuple[str | None, dict, list[str]]:
         """(reference, the `crs:` block, baseline labels) of the latest suite in the bundle."""
@@ -165,8 +169,10 @@ def _encoders(records: pd.DataFrame, suites: list[dict]) -> list[dict]:
     return out
 
 
-def from_results(results: str | Path, suite_hash: str | None = None) -> Bundle:
-    """The bundle value of a results folder (or its results.sqlite), one suite's with `suite_hash`."""
+def from_results(results: str | Path, suite_hash: str | None = None, with_subgroups: bool = False) -> Bundle:
+    """The bundle value of a results folder (or its results.sqlite), one suite's with `suite_hash`;
+    `with_subgroups`: with each test set's per-case subgroup attributes (quasi-identifiers: left out unless
+    asked, docs/bundles.md)."""
     from crsbench.results.store import load_records
 
     results = Path(results)
@@ -192,6 +198,7 @@ def from_results(results: str | Path, suite_hash: str | None = None) -> Bundle:
         index = pd.DataFrame(columns=["record_key", "test_set", "probs"])
         test_sets = pd.DataFrame(columns=["test_set", "task", "role", "n_cases", "n_clusters"])
         cases, probabilities = {}, {}
+    subgroups = {t: stored.subgroups[t] for t in sorted(cases) if t in stored.subgroups} if with_subgroups and stored is not None else {}
     dataset_rows = datasets[datasets["run_id"].isin(run_ids)] if len(datasets) else datasets
     seen = {}
     for row in dataset_rows.itertuples() if len(dataset_rows) else ():
@@ -209,4 +216,5 @@ def from_results(results: str | Path, suite_hash: str | None = None) -> Bundle:
         "current_record_schema": RECORD_SCHEMA_VERSION,
     }
     return Bundle(records, index, test_sets, cases, probabilities, run_rows, sorted(seen.values(), key=lambda d: (
-        d["task"], d["role"], d["fingerprint"])), suites, _encoders(records, suites), facts, source=results.name)
+        d["task"], d["role"], d["fingerprint"])), suites, _encoders(records, suites), facts, source=results.name,
+        subgroups=subgroups)

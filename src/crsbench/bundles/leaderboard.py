@@ -2,7 +2,8 @@
 under a strict Content-Security-Policy.
 
 Views: across tasks, per task, per axis (with each axis's raw metrics), the CRS components (whatever
-columns the scored value holds beyond the axes and CRS), the report's plots as SVG, a paired comparison
+columns the scored value holds beyond the axes and CRS), the subgroups (worst subgroup and gap per
+encoder and attribute, and the flagged differences, where the bundles carry subgroup labels), the report's plots as SVG, a paired comparison
 of any two encoders, and each encoder's provenance. Filters by modality, task, axis and encoder family
 combine; every column sorts with its tier and interval kept in the row; the view lives in the URL
 fragment, so a link opens it. A filter only hides: every number is the whole cohort's score (an
@@ -103,6 +104,7 @@ def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()
     filters' choices, the plots and the paired differences the comparison reads."""
     from crsbench.bundles import leaderboard_tables as tables
     from crsbench.bundles.leaderboard_plots import plots
+    from crsbench.bundles.leaderboard_subgroups import subgroup_view
 
     facts = _facts(cohort)
     encoders = [str(e) for e in report.point.scores.index]
@@ -121,6 +123,7 @@ def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()
         "overall": tables.score_table(report.point.scores, "Across tasks", facts),
         "task_tables": task_tables, "axis_tables": axis_tables,
         "components": tables.components_table(report, facts),
+        "subgroups": subgroup_view(report, facts, modality),
         "plots": plots(report, cohort),
         "filters": {"modality": sorted(set(modality.values())), "task": tasks,
                     "axis": [{"value": a, "label": AXIS_HEADERS[a]} for a in axes], "family": families},

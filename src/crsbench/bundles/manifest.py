@@ -49,6 +49,8 @@ class Limits:
     group_values: int = 16_000_000  # floats in one row group of vectors (the writer puts 4 million)
     encoders: int = 64  # encoder labels per bundle: the bootstrap holds encoders x draws arrays
     tasks: int = 64  # tasks per bundle
+    attributes: int = 32  # subgroup attributes of one test set (the data sets read today carry at most 3)
+    subgroups: int = 1_000  # distinct values of one attribute (CheXpert's age bands: 10)
     n_weight_draws: int = 10_000  # the bundle's `crs: n_weight_draws` is capped here (the default is 1,000)
     n_boot: int = 100_000  # the bundle's `crs: n_boot` is capped here (commands pass their own --n-boot)
     memory_bytes: int = 32 << 20  # probability vectors held in memory; past it, memory-mapped from a temporary file

@@ -8,6 +8,7 @@ vector of a billion nulls, is refused before a byte of it is decoded.
     predictions/test_sets.parquet    test_set, task, role: text; n_cases, n_clusters: integers
     predictions/cases/<t>.parquet    case_id, cluster: text; label (a number) or label_0 .. label_{L-1}
     predictions/probs/<t>.parquet    probs: text; k: integer; values: a list of floats
+    predictions/subgroups/<t>.parquet case_id and each attribute: text (only with --with-subgroups)
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ _SQL_KIND: dict[str, Kind] = {"TEXT": _text, "TEXT PRIMARY KEY": _text, "INTEGER
 _KIND_WORDS = {_text: "text", _integer: "integers", _number: "numbers", _float_list: "lists of floats"}
 
 RECORDS: dict[str, Kind] = {name: _SQL_KIND[kind] for name, kind in RECORD_COLUMNS}
+# record columns added after bundles of format 1 were first written: a bundle made before them lacks them
+LATER_RECORD_COLUMNS: tuple[str, ...] = ("subgroup_metrics",)
+
+
+def record_columns(names: list[str]) -> dict[str, Kind]:
+    """The columns a records table declares: every record column, less the later ones it was written without."""
+    return {n: kind for n, kind in RECORDS.items() if n in names or n not in LATER_RECORD_COLUMNS}
 INDEX: dict[str, Kind] = {"record_key": _text, "test_set": _text, "probs": _text}
 TEST_SETS: dict[str, Kind] = {"test_set": _text, "task": _text, "role": _text, "n_cases": _integer, "n_clusters": _integer}
 VECTORS: dict[str, Kind] = {"probs": _text, "k": _integer, "values": _float_list}
@@ -85,6 +93,13 @@ def case_columns(names: list[str]) -> dict[str, Kind]:
     if "label" in names or set(labels) != expected:
         labels = ["label"]
     return {"case_id": _text, "cluster": _text, **{n: _number for n in labels}}
+
+
+def subgroup_columns(names: list[str], name: str, attributes: int) -> dict[str, Kind]:
+    """The columns a subgroup member declares: case_id and at most `attributes` attributes, all text."""
+    if len(names) > attributes + 1:
+        raise TableRefused(f"{name}: {len(names) - 1} attribute columns, more than the {attributes} a test set may carry")
+    return {"case_id": _text, **{n: _text for n in names if n != "case_id"}}
 
 
 def check(parquet: pq.ParquetFile, name: str, columns: Mapping[str, Kind], rows: int, *,

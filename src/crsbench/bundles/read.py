@@ -30,6 +30,7 @@ import pandas as pd
 
 from crsbench.bundles import parquet_schema as tables
 from crsbench.bundles import schema
+from crsbench.bundles import subgroup_member
 from crsbench.bundles.content import Bundle
 from crsbench.bundles.record_checks import check_names, check_records
 from crsbench.bundles.vectors import VectorSink, stream_vectors, vector_digests
@@ -259,15 +260,22 @@ def _parse(raw: _Members, manifest: dict, where: str, limits: Limits, sink: Vect
     if contents["predictions"] > contents["records"] or contents["vectors"] > contents["predictions"]:
         raise BundleError(f"{where}: {MANIFEST}: says {contents['predictions']} predictions for {contents['records']} "
                           f"records and {contents['vectors']} vectors (at most one prediction a record, one vector a prediction)")
-    most_test_sets = max(0, (len(raw.members) - len(_JSON_SCHEMAS) - 3) // 2)  # a test set has two files
+    subgroup_members = _subgroup_members(raw, where)
+    said = contents.get("subgroup_sets", 0)  # absent in bundles written before subgroups existed
+    if said != len(subgroup_members):
+        raise BundleError(f"{where}: {MANIFEST}: says {said} subgroup_sets, the bundle holds "
+                          f"{len(subgroup_members)}")
+    # a test set has two files, and a subgroup member where the bundle carries them
+    most_test_sets = max(0, (len(raw.members) - len(_JSON_SCHEMAS) - 3 - len(subgroup_members)) // 2)
     if contents["test_sets"] > most_test_sets:
         raise BundleError(f"{where}: {MANIFEST}: says {contents['test_sets']} test sets; a bundle's files hold at most "
                           f"{most_test_sets}")
     for key, most in (("encoders", limits.encoders), ("tasks", limits.tasks)):
         if len(contents[key]) > most:
             raise BundleError(f"{where}: {MANIFEST}: {len(contents[key])} {key}, more than the {most} a bundle may hold")
-    records = _table(raw["records.parquet"], "records.parquet", where, tables.RECORDS, contents["records"], limits)
-    records = records[list(RECORD_FIELDS)]
+    records = _table(raw["records.parquet"], "records.parquet", where, tables.record_columns, contents["records"],
+                     limits)
+    records = records.reindex(columns=list(RECORD_FIELDS))  # a later column a bundle lacks: null, as in the store
     records = records.astype(object).where(records.notna(), None)
     try:
         check_records(records, limits)
@@ -292,6 +300,7 @@ def _parse(raw: _Members, manifest: dict, where: str, limits: Limits, sink: Vect
         with raw.open(name) as handle:
             _vector_footer(handle, name, where, int(row.n_cases), contents["vectors"], limits)
             home.update(dict.fromkeys(vector_digests(handle, name, where, BundleError), row.test_set))
+    subgroups = _subgroups(raw, subgroup_members, cases, where, limits)
     strays = index[index["probs"].map(home).fillna(index["test_set"]) != index["test_set"]]
     if len(strays):
         row = strays.iloc[0]
@@ -336,9 +345,40 @@ def _parse(raw: _Members, manifest: dict, where: str, limits: Limits, sink: Vect
             notes += capped
     bundle = Bundle(records, index.reset_index(drop=True), test_sets.reset_index(drop=True), cases, probabilities,
                     described["runs.json"], described["datasets.json"], described["suites.json"],
-                    described["encoders.json"], facts)
+                    described["encoders.json"], facts, subgroups=subgroups)
     bundle.notes = notes
     return bundle
+
+
+def _subgroup_members(raw: _Members, where: str) -> dict[str, str]:
+    """test set -> its subgroup member's name, for each member under predictions/subgroups/."""
+    out = {}
+    for name in sorted(raw.members):
+        try:
+            test_set = subgroup_member.member_test_set(name)
+        except ValueError as exc:
+            raise BundleError(f"{where}: {exc}") from None
+        if test_set is not None:
+            out[test_set] = name
+    return out
+
+
+def _subgroups(raw: _Members, members: dict[str, str], cases: dict[str, CaseSet], where: str,
+               limits: Limits) -> dict[str, pd.DataFrame]:
+    """Each subgroup member, checked against the test set it names (subgroup_member.checked_table)."""
+    out = {}
+    for test_set, name in members.items():
+        if test_set not in cases:
+            raise BundleError(f"{where}: {name}: names test set {printable(test_set)[:40]!r}, not in "
+                              "predictions/test_sets.parquet")
+        case_ids = cases[test_set].case_id
+        table = _table(raw[name], name, where, lambda names, name=name: tables.subgroup_columns(names, name, limits.attributes),
+                       len(case_ids), limits, "its test set")
+        try:
+            out[test_set] = subgroup_member.checked_table(table, name, case_ids, limits)
+        except ValueError as exc:
+            raise BundleError(f"{where}: {exc}") from None
+    return out
 
 
 _JSON_SCHEMAS = {"suites.json": schema.suites, "runs.json": schema.runs, "datasets.json": schema.datasets,

@@ -66,7 +66,7 @@ def gather(sources: Sequence[str | Path], allow: Sequence[str] = ()) -> Gathered
                 bundle.source = name
                 _admit(out, bundle, allow)
         else:
-            bundle = from_results(source) if is_results_folder(source) else read_bundle(source)
+            bundle = from_results(source, with_subgroups=True) if is_results_folder(source) else read_bundle(source)
             comparable([*out.bundles, bundle], allow)  # a source named on its own is never passed over
             out.bundles.append(bundle)
     if not out.bundles:

@@ -45,6 +45,7 @@ class Contents(_Closed):
     predictions: StrictInt = Count
     test_sets: StrictInt = Count
     vectors: StrictInt = Count
+    subgroup_sets: StrictInt = Field(0, ge=0)  # test sets with a subgroup member (written only when > 0)
     encoders: list[StrictStr]
     tasks: list[StrictStr]
 

@@ -30,6 +30,7 @@ def summary(bundle: Bundle, path: str | Path) -> dict[str, Any]:
         "vectors": int(bundle.index["probs"].nunique()) if len(bundle.index) else 0,
         "record_versions": list(bundle.facts.get("record_crsbench_versions") or []),
         "refits": _refits_per_task(records),
+        "subgroups": _attributes_per_task(bundle),
         "notes": list(bundle.notes),  # a limit this reader applied to a setting the bundle carries, or names accepted
     }
 
@@ -40,6 +41,27 @@ def _refits_per_task(records) -> dict[str, int]:
         return {}
     refit = records["refit"].fillna(0).astype(int)
     return {str(task): int(k) for task, k in refit[refit > 0].groupby(records["task"].astype(str)).max().items()}
+
+
+def _attributes_per_task(bundle: Bundle) -> dict[str, list[str]]:
+    """task (and `task shift` for a shift set) -> the attributes its subgroup member carries."""
+    out = {}
+    for row in bundle.test_sets.itertuples():
+        table = bundle.subgroups.get(row.test_set)
+        if table is not None:
+            key = str(row.task) if row.role == "test" else f"{row.task} {row.role}"
+            out[key] = [str(c) for c in table.columns[1:]]
+    return dict(sorted(out.items()))
+
+
+def subgroups_line(attributes: dict[str, list[str]]) -> str:
+    """Whether the bundle carries per-case subgroup labels, and so whether scores from it have subgroup results."""
+    if not attributes:
+        return ("subgroup labels: none (a bundle carries per-case subgroup labels only when written with "
+                "`crsbench bundle --with-subgroups`), so no subgroup results are scored from it")
+    per_set = "; ".join(f"{key} {', '.join(names)}" for key, names in attributes.items())
+    return (f"subgroup labels: carried per case ({per_set}): quasi-identifiers, to be shared only where the "
+            "datasets' terms allow")
 
 
 def training_samples_line(refits: dict[str, int]) -> str:
@@ -68,5 +90,6 @@ def summary_lines(facts: dict[str, Any]) -> list[str]:
         f"{facts['records']} records, {facts['predictions']} with predictions, {facts['test_sets']} test sets, "
         f"{facts['vectors']} probability vectors",
         training_samples_line(facts.get("refits") or {}),
+        subgroups_line(facts.get("subgroups") or {}),
         *facts.get("notes", ()),
     ]

@@ -7,6 +7,7 @@ same results give the same bundle, and a bundle read back and written again is b
     predictions/test_sets.parquet        test_set, task, role, n_cases, n_clusters
     predictions/cases/<test_set>.parquet case_id, cluster, label (or label_0 .. label_{L-1})
     predictions/probs/<test_set>.parquet probs, values (the n x k probabilities, row-major, float32)
+    predictions/subgroups/<test_set>.parquet case_id and each attribute (only when the bundle carries them)
     suites.json, runs.json, datasets.json, encoders.json
     manifest.json                        versions, what the bundle holds, every file's SHA-256 and size
 """
@@ -24,6 +25,7 @@ import pyarrow.parquet as pq
 
 from crsbench.core.atomic import atomic_write
 from crsbench.bundles.content import Bundle
+from crsbench.bundles import subgroup_member
 from crsbench.bundles.vectors import ROW_GROUP_BYTES
 from crsbench.bundles.manifest import MANIFEST, bundle_id, json_bytes, manifest_value
 from crsbench.results.records import RECORD_COLUMNS
@@ -107,6 +109,9 @@ def bundle_files(bundle: Bundle) -> dict[str, bytes]:
         digests = sorted(set(bundle.index.loc[bundle.index["test_set"] == test_set, "probs"]))
         vectors = _probability_table(digests, bundle.probabilities)
         files[f"predictions/probs/{test_set}.parquet"] = parquet_bytes(vectors, _vector_rows_per_group(vectors))
+    carried = sorted(t for t in bundle.subgroups if t in bundle.cases)
+    for test_set in carried:
+        files[subgroup_member.member_name(test_set)] = parquet_bytes(subgroup_member.arrow_table(bundle.subgroups[test_set]))
     contents = {
         "records": int(len(bundle.records)),
         "predictions": int(len(bundle.index)),
@@ -115,6 +120,8 @@ def bundle_files(bundle: Bundle) -> dict[str, bytes]:
         "encoders": sorted(bundle.records["encoder"].astype(str).unique()),
         "tasks": sorted(bundle.records["task"].astype(str).unique()),
     }
+    if carried:  # only then: a bundle without subgroups keeps the bytes (and the id) it had before they existed
+        contents["subgroup_sets"] = len(carried)
     files[MANIFEST] = json_bytes(manifest_value(files, contents, bundle.facts))
     return files
 

@@ -25,6 +25,17 @@ def definition_settings(definition: Optional[CRSDefinition]) -> dict[str, str]:
     return {} if definition is None else {"definition": CRSDefinition(definition).value}
 
 
+SUBGROUP_AXIS = typer.Option(
+    None, "--subgroup-axis",
+    help="Add the optional fifth axis: the AUROC of the worst assessable subgroup of this patient attribute (e.g. "
+         "sex, age_band); repeatable. Default: the suite's crs block (`subgroup_axis`), else off (four axes).")
+
+
+def subgroup_axis_settings(attributes: Optional[list[str]]) -> dict[str, list[str]]:
+    """The CRS setting --subgroup-axis adds: none when it is not given, so the suite's block holds."""
+    return {"subgroup_axis": list(attributes)} if attributes else {}
+
+
 SUITE_ARGUMENT = typer.Argument(..., help="Suite YAML file, or a built-in suite: demo, demo-quick, crs-bench.")
 SUITE_HASH = typer.Option(None, "--suite-hash", help="Only the records of this suite (a unique prefix of its hash).")
 PARTIAL = typer.Option(

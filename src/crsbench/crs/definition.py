@@ -44,18 +44,24 @@ DEFINITIONS: tuple[str, ...] = ("mean_of_skills", "components")
 DEFAULT_DEFINITION = "mean_of_skills"
 
 # The "no value" level of each axis and its span to a perfect value (docs/crs.md, section 2).
+# the optional fifth axis (off unless the crs block names `subgroup_axis`): the AUROC of the worst assessable
+# subgroup of the attributes named, a skill against chance like discrimination (docs/crs.md, docs/subgroups.md)
+SUBGROUP_AXIS = "worst_subgroup"
 DEFAULT_ANCHORS: dict[str, float] = {
     "discrimination": 0.5,  # AUROC of a probe that predicts the class prior
     "calibration": 0.0,  # Brier skill of the prior predictor
     "label_efficiency": 0.5,  # log-fraction-averaged AUROC at chance
     "robustness": 0.5,  # AUROC at chance under every perturbation and the shift
+    SUBGROUP_AXIS: 0.5,  # the worst subgroup's AUROC at chance
 }
 DEFAULT_SCALES: dict[str, float] = {
     "discrimination": 0.5,  # AUROC 0.5 -> 1.0
     "calibration": 1.0,  # Brier skill 0 -> 1
     "label_efficiency": 0.5,
     "robustness": 0.5,
+    SUBGROUP_AXIS: 0.5,
 }
+MAX_SUBGROUP_ATTRIBUTES = 16
 
 
 def _check_axis_numbers(values: Optional[dict[str, float]], what: str, positive: bool) -> Optional[dict[str, float]]:
@@ -95,6 +101,25 @@ class CRSDefinition(BaseModel):
                              description="per-axis tolerance of the Pareto relations, in skill units")
     balance_tau: float = Field(comp.DEFAULT_BALANCE_TAU, gt=0, allow_inf_nan=False,
                                description="temperature of the balance's soft minimum, in skill units")
+    subgroup_axis: Optional[list[str]] = Field(
+        None, description="the patient attributes whose worst assessable subgroup's AUROC is an optional fifth axis, "
+        f"`{SUBGROUP_AXIS}` (absent: off, the published four axes)")
+
+    @field_validator("subgroup_axis")
+    @classmethod
+    def _subgroup_axis(cls, attributes: Optional[list[str]]) -> Optional[list[str]]:
+        if attributes is None:
+            return None
+        if not attributes or len(attributes) > MAX_SUBGROUP_ATTRIBUTES:
+            raise ValueError(f"name 1 to {MAX_SUBGROUP_ATTRIBUTES} attributes (e.g. [sex, age_band]), or leave the key "
+                             "out to keep the axis off")
+        for name in attributes:
+            if not name or len(name) > 64 or not name.isprintable() or name != name.strip():
+                raise ValueError(f"attribute {name[:64]!r} is not a column name (1 to 64 printable characters)")
+        twice = sorted({a for a in attributes if attributes.count(a) > 1})
+        if twice:
+            raise ValueError(f"attribute(s) {twice} named twice")
+        return attributes
 
     @field_validator("component_weights")
     @classmethod

@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # annotations only: the renderers take the scored value
     from crsbench.scoring.score_report import ScoreReport
 
 AXIS_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill", "label_efficiency": "label efficiency",
-              "robustness": "robustness"}
+              "robustness": "robustness", "worst_subgroup": "worst-subgroup AUROC"}
 
 
 def floor_encoders(report: ScoreReport) -> set[str]:

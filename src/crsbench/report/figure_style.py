@@ -26,6 +26,7 @@ AXIS_LABELS: dict[str, str] = {
     "calibration": "calibration (Brier skill)",
     "label_efficiency": "label efficiency",
     "robustness": "robustness",
+    "worst_subgroup": "worst subgroup",  # the optional subgroup axis
 }
 STYLE: dict[str, object] = {
     "font.size": 7,

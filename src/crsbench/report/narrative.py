@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only
     from crsbench.scoring.score_report import ScoreReport
 
 AXIS_WORDS = {"discrimination": "discrimination", "calibration": "calibration",
-              "label_efficiency": "label efficiency", "robustness": "robustness"}
+              "label_efficiency": "label efficiency", "robustness": "robustness", "worst_subgroup": "worst subgroup"}
 MAX_CHALLENGERS = 3
 
 
@@ -97,7 +97,8 @@ def summary_sentences(report: ScoreReport, weakest: dict[str, str], worst: dict[
 
 
 AXIS_VALUE_WORDS = {"discrimination": "AUROC", "calibration": "Brier skill",
-                    "label_efficiency": "AUROC over label fractions", "robustness": "AUROC under perturbation/shift"}
+                    "label_efficiency": "AUROC over label fractions", "robustness": "AUROC under perturbation/shift",
+                    "worst_subgroup": "AUROC of the worst subgroup"}
 
 
 def axis_contributions(report: ScoreReport, first: str, second: str, scores: pd.DataFrame | None = None) -> pd.Series:

@@ -32,15 +32,28 @@ def _cell(row) -> str:
     return f"{row.auroc:.3f} {_signed(row.diff)}{flag}"
 
 
-def subgroup_tables(report: "ScoreReport") -> list[Table]:
+def _unassessable_block(task: str, role: str, rows: pd.DataFrame) -> Text:
+    """A set with no assessable subgroup: one line per subgroup with its cases and reason, not a table of n/a."""
+    subgroups = rows.drop_duplicates(["attribute", "subgroup"])
+    lines = [f"Task {printable(task)} ({role} set): no subgroup is assessable, so no AUROC per subgroup"]
+    lines += [f"  {printable(r.attribute)} = {printable(r.subgroup)} ({int(r.n_cases)} cases): {printable(r.reason or '')}"
+              for r in subgroups.itertuples()]
+    return Text("\n".join(lines))
+
+
+def subgroup_tables(report: "ScoreReport") -> list[Table | Text]:
     """One table per task and set: a row per attribute and subgroup (its cases), a column per encoder with the
-    subgroup's AUROC and its difference to the rest of the set (FLAG: the interval excludes 0)."""
+    subgroup's AUROC and its difference to the rest of the set (FLAG: the interval excludes 0). A set with no
+    assessable subgroup gets its subgroups and reasons as lines instead."""
     table = report.subgroups.table
     if table.empty:
         return []
     encoders = list(dict.fromkeys(table["encoder"]))
-    out = []
+    out: list[Table | Text] = []
     for (task, role), rows in table.groupby(["task", "set"], sort=False):
+        if not rows["assessable"].astype(bool).any():
+            out.append(_unassessable_block(task, role, rows))
+            continue
         view = Table(title=Text(f"Task {printable(task)} ({role} set): AUROC per subgroup, then minus the rest's"))
         for header in ("attribute", "subgroup", "cases", *encoders, "not assessable"):
             view.add_column(Text(printable(str(header))), justify="right" if header in encoders else "left")
@@ -60,14 +73,20 @@ def difference_sentences(report: "ScoreReport") -> list[str]:
     table = report.subgroups.table
     if table.empty:
         return []
-    sentences = []
-    for row in flagged(table).itertuples():
-        lower = row.diff < 0
-        size, low, high = (-row.diff, -row.diff_high, -row.diff_low) if lower else (row.diff, row.diff_low, row.diff_high)
-        where = f"task {row.task}" + ("" if row.set == "test" else f", {row.set} set")
-        sentences.append(f"{row.encoder}'s AUROC for {row.attribute} = {row.subgroup} ({where}) is {size:.3f} "
-                         f"{'lower' if lower else 'higher'} than for the rest [{low:.3f}, {high:.3f}]")
-    return sentences
+    return [difference_sentence(row) for row in flagged(table).itertuples()]
+
+
+def difference_sentence(row) -> str:
+    """One flagged row of the subgroup table (scoring.subgroups.TABLE_COLUMNS) as a sentence."""
+    lower = row.diff < 0
+    size, low, high = (-row.diff, -row.diff_high, -row.diff_low) if lower else (row.diff, row.diff_low, row.diff_high)
+    where = f"task {row.task}" + ("" if row.set == "test" else f", {row.set} set")
+    return (f"{row.encoder}'s AUROC for {row.attribute} = {row.subgroup} ({where}) is {size:.3f} "
+            f"{'lower' if lower else 'higher'} than for the rest [{low:.3f}, {high:.3f}]")
+
+
+GAP_NOTE = ("subgroup worst: a gap is best minus worst and never below 0, so its interval says how large, not "
+            "whether: a difference to the rest whose interval excludes 0 (above) is the evidence of one")
 
 
 def worst_sentences(report: "ScoreReport") -> list[str]:
@@ -96,5 +115,8 @@ def subgroup_lines(report: "ScoreReport") -> list[Text]:
     lines = [Text(report.subgroups.target, style="dim")]
     lines += [Text(f"subgroup: {sentence}") for sentence in difference_sentences(report)] or [
         Text("subgroup: no subgroup's difference to the rest excludes 0")]
-    lines += [Text(f"subgroup worst: {sentence}", style="dim") for sentence in worst_sentences(report)]
+    worst = worst_sentences(report)
+    lines += [Text(f"subgroup worst: {sentence}", style="dim") for sentence in worst]
+    if worst:  # a gap's interval lies above 0 by construction: say which interval is the test
+        lines.append(Text(GAP_NOTE, style="dim"))
     return lines

@@ -49,10 +49,10 @@ def _name(encoder, row) -> str:
     return f"{encoder} (baseline)" if bool(row.get("baseline", False)) else str(encoder)
 
 
-def _score_rows(frame: pd.DataFrame) -> tuple[list[list[str]], list[bool]]:
+def _score_rows(frame: pd.DataFrame, axes=AXES) -> tuple[list[list[str]], list[bool]]:
     rows, emphasis = [], []
     for encoder, row in frame.iterrows():
-        rows.append([_name(encoder, row), *(fmt(row.get(a)) for a in AXES), *(fmt(row[c], 1) for c in COMPONENTS),
+        rows.append([_name(encoder, row), *(fmt(row.get(a)) for a in axes), *(fmt(row[c], 1) for c in COMPONENTS),
                      fmt(row["crs"], 1), interval_cell(row), fmt(row["p_rank1"], 2), tier_cell(row["in_leading_tier"])])
         tier = row["in_leading_tier"]
         emphasis.append(bool(tier) if tier is not pd.NA and pd.notna(tier) else False)
@@ -62,16 +62,16 @@ def _score_rows(frame: pd.DataFrame) -> tuple[list[list[str]], list[bool]]:
 def score_tables(report: ScoreReport) -> list[Table]:
     """Per task first, then the cross-task summary (docs/crs.md: per-task scores come first)."""
     level = report.settings.level
-    headers = ["encoder", *(AXIS_HEADERS[a] for a in AXES), *(c.replace("_", " ") for c in COMPONENTS), "CRS", f"{level:.0%} interval", "P(#1)",
+    headers = ["encoder", *(AXIS_HEADERS[a] for a in report.shown_axes), *(c.replace("_", " ") for c in COMPONENTS), "CRS", f"{level:.0%} interval", "P(#1)",
                "leading tier"]
     caption = (f"reference: {report.reference}; interval, P(#1), tier: {report.intervals.label or 'no bootstrap'}. "
                + target_line(report))
     tables = []
     for task in report.settings.tasks:
         frame = report.point.scores_by_task[report.point.scores_by_task["task"] == task].set_index("encoder")
-        rows, emphasis = _score_rows(frame)
+        rows, emphasis = _score_rows(frame, report.shown_axes)
         tables.append(Table(f"Task {task}", headers, rows, caption, emphasis))
-    rows, emphasis = _score_rows(report.point.scores)
+    rows, emphasis = _score_rows(report.point.scores, report.shown_axes)
     partial = "; ".join(f"{a} covers {n} task(s) only" for a, n in (report.axes_partial or {}).items())
     missing = "; ".join(f"{a} missing: {r}" for a, r in report.axes_missing.items())
     tail = "; ".join(p for p in (partial, missing) if p)

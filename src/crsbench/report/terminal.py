@@ -16,7 +16,6 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from crsbench.scoring.axes import AXES
 from crsbench.report.claims import target_line
 from crsbench.crs.definition import COMPONENTS
 from crsbench.core.printable import printable
@@ -97,6 +96,7 @@ AXIS_HEADERS: dict[str, str] = {
     "calibration": "Brier skill",
     "label_efficiency": "AUROC over f",
     "robustness": "AUROC pert/shift",
+    "worst_subgroup": "AUROC worst subgroup",  # the optional subgroup axis
 }
 BESIDE_HEADERS: dict[str, str] = {
     "kappa_quadratic": "QWK",
@@ -185,7 +185,7 @@ def _score_columns(report: ScoreReport, frame: pd.DataFrame, beside: tuple[str, 
         return cell
 
     columns = [column("encoder", "left", _name_cell)]
-    columns += [column(_axis_header(report, a), "right", axis(a)) for a in AXES]
+    columns += [column(_axis_header(report, a), "right", axis(a)) for a in report.shown_axes]
     columns += [column(BESIDE_HEADERS[c], "right",
                        lambda _, row, c=c: fmt(row[c], 2) if c == "sufficient_fraction" else fmt(row[c]))
                 for c in beside]

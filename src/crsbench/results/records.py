@@ -18,9 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from crsbench.errors import DataError
 from crsbench.core.vocabulary import CONDITION_KINDS, ConditionKind, TaskType
 
-# 2: binary Brier and AUROC are the positive column's (sklearn's values); 1 (null): written before versions,
-# when binary Brier was summed over both columns (twice the standard) and AUROC averaged both columns.
-RECORD_SCHEMA_VERSION = 2
+# 3: a refit's record carries its per-subgroup metrics (`subgroup_metrics`; null on a refit of schema 2, whose
+# subgroup intervals then cover the fitted probes only); 2: binary Brier and AUROC are the positive column's
+# (sklearn's values); 1 (null): written before versions, when binary Brier was summed over both columns (twice
+# the standard) and AUROC averaged both columns.
+RECORD_SCHEMA_VERSION = 3
 
 
 class RecordsError(DataError, ValueError):
@@ -35,6 +37,23 @@ def _column(description: str, *, unit: str = "", role: str = "provenance", score
     scored: the axes read it, so a records table must have the column to be scored.
     """
     return Field(description=description, json_schema_extra={"unit": unit, "role": role, "scored": scored})
+
+
+class SubgroupMetrics(BaseModel):
+    """One subgroup's metrics in a refit's record (scoring/subgroups.py computes them, on the refit's own
+    predictions, which are not stored): AUROC in the subgroup and in the rest of the set, Brier skill against
+    the refit's training prior (test set only). `values` is the digest of the attribute's value per case
+    (`scoring.subgroups.attribute_digest`): attributes changed after the run no longer match and are not read."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    attribute: str = Field(min_length=1, max_length=200)
+    subgroup: str = Field(max_length=200)
+    values: str = Field(min_length=1, max_length=64)
+    n_cases: int = Field(ge=0)
+    auroc: Optional[float] = Field(None, ge=0.0, le=1.0)  # null: not defined (one class in the subgroup)
+    rest_auroc: Optional[float] = Field(None, ge=0.0, le=1.0)
+    brier_skill: Optional[float] = Field(None, le=1.0, allow_inf_nan=False)
 
 
 class RunRecord(BaseModel):
@@ -89,6 +108,13 @@ class RunRecord(BaseModel):
     ece_classwise: Optional[float] = _column("class-wise ECE", role="metric")
     brier: Optional[float] = _column("Brier score", role="metric", scored=True)
     nll: Optional[float] = _column("negative log-likelihood", unit="nats per example", role="metric", scored=True)
+    subgroup_metrics: Optional[list[SubgroupMetrics]] = Field(
+        None,
+        description="refits only, on a clean or shift set with attributes: per attribute and subgroup, AUROC in the"
+        " subgroup and in the rest, Brier skill, cases, and a digest of the attribute's values (docs/subgroups.md);"
+        " null elsewhere (the run's own probes store their predictions) and in records of schema 2 or before",
+        json_schema_extra={"unit": "", "role": "detail", "scored": False},
+    )
     n_train: Optional[int] = _column("training examples used by the probe", unit="examples", role="detail")
     n_eval: Optional[int] = _column("evaluated examples", unit="examples", role="detail")
     positives_train: Optional[list[int]] = _column("positives per class in the training subset", unit="examples", role="detail")
@@ -249,7 +275,8 @@ def upgrade_records(records: pd.DataFrame) -> pd.DataFrame:
             values = per_class[index]
             if values is not None and len(values) == 2 and values[1] is not None:
                 out.at[index, "auroc"] = float(values[1])
-    out["schema_version"] = np.where(old, RECORD_SCHEMA_VERSION, version)
+    # read in schema 2's conventions; schema 3 adds a refit field they cannot have, so they do not claim it
+    out["schema_version"] = np.where(old, 2, version)
     return out
 
 

@@ -8,7 +8,7 @@ streams the evaluation matrices one condition at a time.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from crsbench.plan.conditions import Condition
 from crsbench.plan.fit_units import FitUnit
 from crsbench.probe.linear import FittedProbe, ProbeConfig, fit_probe
 from crsbench.plan.subsets import fraction_subset, refit_resample
+from crsbench.scoring.subgroups import subgroup_metrics
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class EvalSet:
     x: np.ndarray
     y: np.ndarray
     embedding_hash: str
+    subgroups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> subgroup per case
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,14 @@ def evaluate(fitted: FittedUnit, condition: Condition, eval_set: EvalSet) -> Eva
         "eval_seconds": time.perf_counter() - started,
         **_fit_fields(fitted),
     }
-    return Evaluation(numbers, probabilities.astype(np.float32))
+    stored = probabilities.astype(np.float32)
+    if fitted.unit.refit and condition.kind in ("clean", "shift") and eval_set.subgroups:
+        # a refit stores no predictions: its per-subgroup metrics are made here, from the vector as it would be
+        # stored, so the subgroup intervals can carry training samples (docs/subgroups.md)
+        prior = np.asarray(fitted.positives_train, dtype=float) / fitted.n_train if condition.kind == "clean" else None
+        numbers["subgroup_metrics"] = subgroup_metrics(fitted.task_type, eval_set.y, stored, eval_set.subgroups, prior)
+        numbers["eval_seconds"] = time.perf_counter() - started
+    return Evaluation(numbers, stored)
 
 
 def _fit_fields(fitted: FittedUnit) -> dict:

@@ -65,8 +65,10 @@ class TaskData:
     def eval_set(self, condition: Condition) -> EvalSet:
         embedded = self._embed("test", condition)
         if condition.on_shift_data:
-            return EvalSet(embedded.matrix, self._shift_labels(), embedded.content_hash)
-        return EvalSet(embedded.matrix, self.dataset.split("test").labels, embedded.content_hash)
+            return EvalSet(embedded.matrix, self._shift_labels(), embedded.content_hash,
+                           dict(self.resolved.shifts[self.task].split("test").subgroups))
+        split = self.dataset.split("test")
+        return EvalSet(embedded.matrix, split.labels, embedded.content_hash, dict(split.subgroups))
 
     def case_set(self, condition: Condition) -> CaseSet:
         """The test set a condition is scored on: the task's own (clean and perturbed copies share

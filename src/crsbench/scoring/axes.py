@@ -7,15 +7,17 @@ records it needs is reported missing with a reason, never as zero (docs/crs.md, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from crsbench.crs import axis_math
-from crsbench.crs.definition import DEFAULT_DELTA, DEFAULT_MARGIN
+from crsbench.crs.definition import DEFAULT_DELTA, DEFAULT_MARGIN, SUBGROUP_AXIS
 from crsbench.metrics import calibration
 from crsbench.results.record_set import Records, validated
+from crsbench.scoring.subgroup_axis import MISSING_REASON, WorstSubgroups, worst_subgroup_values
 
 AXES: tuple[str, ...] = ("discrimination", "calibration", "label_efficiency", "robustness")
 
@@ -24,6 +26,7 @@ MISSING_REASONS: dict[str, str] = {
     "calibration": "no clean records at fraction 1.0 with a Brier score and training class counts",
     "label_efficiency": "no clean records below fraction 1.0",
     "robustness": "no perturbation or shift records",
+    SUBGROUP_AXIS: MISSING_REASON,
 }
 
 # The calibration axis is the Brier skill against the training prior, from the records' Brier score
@@ -67,6 +70,8 @@ class AxisScores:
     notes: tuple[str, ...] = ()
     coverage: dict[str, int] = field(default_factory=dict)  # tasks that count towards each axis
     delta: float = DEFAULT_DELTA
+    # the optional subgroup axis's subgroups per task (scoring/subgroup_axis.py); None when it is off
+    worst_subgroups: WorstSubgroups | None = None
 
     def partial_axes(self) -> dict[str, int]:
         """Axes that cover fewer tasks than the most-covered axis: flagged wherever they are shown."""
@@ -355,8 +360,9 @@ def _cohort(per_seed: pd.DataFrame, notes: list[str]) -> tuple[list[str], list[s
 
 
 def compute_axes(records: Records | pd.DataFrame, *, delta: float = DEFAULT_DELTA,
-                 margin: float = DEFAULT_MARGIN, predictions=None) -> AxisScores:
-    """All four axes from a records table: per seed, per task (seed-mean) and per encoder (task-mean).
+                 margin: float = DEFAULT_MARGIN, predictions=None, subgroup_axis: Sequence[str] | None = None) -> AxisScores:
+    """All four axes from a records table: per seed, per task (seed-mean) and per encoder (task-mean); with
+    `subgroup_axis` (attribute names) the optional fifth, read from the stored predictions (scoring/subgroup_axis.py).
 
     `delta` is the chance margin of the not-assessable flag, `margin` the AUROC margin of the
     sample-size answer. The cross-task value of an axis is the mean of its per-task values over the
@@ -368,13 +374,22 @@ def compute_axes(records: Records | pd.DataFrame, *, delta: float = DEFAULT_DELT
     calibration_errors = debiased_calibration_errors(records, predictions)
     notes.append(CALIBRATION_NOTE)
     per_seed = per_seed_axes(records, notes, delta=delta, margin=margin, calibration_errors=calibration_errors)
+    names, worst_subgroups = AXES, None
+    if subgroup_axis:
+        names = (*AXES, SUBGROUP_AXIS)
+        per_seed[SUBGROUP_AXIS] = np.nan
+        if predictions is not None:
+            values, worst_subgroups, axis_notes = worst_subgroup_values(records.frame, predictions, subgroup_axis)
+            notes += axis_notes
+            keys = pd.MultiIndex.from_frame(per_seed[["encoder", "task", "seed"]])
+            per_seed[SUBGROUP_AXIS] = values.reindex(keys).to_numpy(dtype=float) if len(values) else np.nan
     encoders, tasks, seeds = _cohort(per_seed, notes)
     grid = pd.MultiIndex.from_product([encoders, tasks, seeds], names=["encoder", "task", "seed"])
     full = per_seed.set_index(["encoder", "task", "seed"]).reindex(grid)
     shape = (len(encoders), len(tasks), len(seeds))
 
     available, missing, masks, layers = [], {}, [], []
-    for axis in AXES:
+    for axis in names:
         values = full[axis].to_numpy(dtype=float).reshape(shape)
         complete = np.isfinite(values).all(axis=(0, 2))  # per task
         partial = np.isfinite(values).any(axis=(0, 2)) & ~complete
@@ -388,16 +403,18 @@ def compute_axes(records: Records | pd.DataFrame, *, delta: float = DEFAULT_DELT
             missing[axis] = (
                 MISSING_REASONS[axis] if not partial.any() else "records incomplete in every task (see notes)"
             )
+            if axis == SUBGROUP_AXIS and predictions is None:
+                missing[axis] = "no stored per-case predictions to read subgroups from"
     cube = np.stack(layers, axis=-1)
     task_mask = np.stack(masks, axis=-1).astype(float)
 
-    per_task = _per_task_table(full, encoders, tasks, seeds, available, task_mask, delta)
+    per_task = _per_task_table(full, encoders, tasks, seeds, available, task_mask, delta, names)
     table = pd.DataFrame(
         seed_weighted_axis_values(cube, task_mask, np.ones((1, len(seeds))))[0],
         index=pd.Index(encoders, name="encoder"),
         columns=available,
     )
-    table = table.reindex(columns=list(AXES))
+    table = table.reindex(columns=list(names))
     extras = per_task.groupby("encoder")[list(SUMMARY_EXTRAS)].mean()
     table = table.join(extras)
     table["n_not_assessable"] = per_task.groupby("encoder")["not_assessable"].sum().astype(int)
@@ -417,10 +434,11 @@ def compute_axes(records: Records | pd.DataFrame, *, delta: float = DEFAULT_DELT
         notes=tuple(notes),
         coverage=coverage,
         delta=delta,
+        worst_subgroups=worst_subgroups,
     )
 
 
-def _per_task_table(full, encoders, tasks, seeds, available, task_mask, delta) -> pd.DataFrame:
+def _per_task_table(full, encoders, tasks, seeds, available, task_mask, delta, names=AXES) -> pd.DataFrame:
     """Seed-means per (encoder, task); an axis a task does not count towards is NaN there.
 
     not_assessable is decided on the seed-mean clean AUROC, the value the table shows.
@@ -430,9 +448,9 @@ def _per_task_table(full, encoders, tasks, seeds, available, task_mask, delta) -
     for a, axis in enumerate(available):
         unused = [t for i, t in enumerate(tasks) if not task_mask[i, a]]
         means.loc[means.index.get_level_values("task").isin(unused), axis] = np.nan
-    for axis in AXES:
+    for axis in names:
         if axis not in available:
             means[axis] = np.nan
     means["n_seeds"] = len(seeds)
-    columns = list(AXES) + list(PER_SEED_EXTRAS) + ["n_seeds"]
+    columns = list(names) + list(PER_SEED_EXTRAS) + ["n_seeds"]
     return means[columns].reset_index()

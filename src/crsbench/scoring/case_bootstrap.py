@@ -28,8 +28,8 @@ from crsbench.crs.definition import CRSConfig, crs_batch, reference_index
 from crsbench.results.predictions import Predictions
 from crsbench.results.record_set import Records
 from crsbench.scoring.axes import AxisScores
-from crsbench.scoring.refits import (RefitSpread, cross_task_terms, refit_axes, refit_rng, spread_from_axes,
-                                    task_refit_draws, whole_curve)
+from crsbench.scoring.refit_draws import RefitDraws, refit_draws
+from crsbench.scoring.refits import RefitSpread, cross_task_terms, refit_axes, refit_rng, spread_from_axes, whole_curve
 from crsbench.scoring.bootstrap_summary import BootstrapResult, bootstrap_interval, summarise
 from crsbench.scoring.statistics import OVERALL
 from crsbench.scoring.task_draws import AUROC_ENGINES, TaskPlan, exact_work, plan_tasks, task_axis_values, task_types_of
@@ -78,6 +78,9 @@ class CaseBootstrap:
     plans: tuple[TaskPlan, ...] = ()
     seed_counts: np.ndarray | None = None
     draw_states: dict[str, dict] = field(default_factory=dict)
+    # where training samples are included: the spread the terms were drawn from, and each task's draws
+    spread: RefitSpread | None = None
+    refit_draws: dict[str, RefitDraws] = field(default_factory=dict)
 
     @property
     def overall(self) -> BootstrapResult:
@@ -130,9 +133,9 @@ def case_bootstrap(
     # the pairs are of the intervals shown, so the fitted probes' own summary needs none when refits are drawn
     fitted, rows, pairs, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds,
                                               with_pairs=not inclusive)
-    results = fitted
+    results, drawn = fitted, {}
     if inclusive:
-        per_task, overall = _with_refit_terms(per_task, plans, axis_scores, spread, n_draws, config.seed)
+        per_task, overall, drawn = _with_refit_terms(per_task, plans, axis_scores, spread, n_draws, config.seed)
         results, rows, pairs, overall = _summaries(per_task, plans, axis_scores, encoders, ref, config, n_seeds,
                                                    overall=overall)
     auroc = overall[1:, :, axis_scores.axes.index("discrimination")] if "discrimination" in axis_scores.axes else \
@@ -142,20 +145,23 @@ def case_bootstrap(
                          axis_draws=overall[1:], label=label, engine=engine, exact_work=work, smallest_set=smallest,
                          fitted_probes=fitted,
                          refits=dict(spread.refits) if inclusive else {}, refit_notes=spread.notes,
-                         plans=tuple(plans), seed_counts=seed_counts, draw_states=draw_states)
+                         plans=tuple(plans), seed_counts=seed_counts, draw_states=draw_states,
+                         spread=spread if inclusive else None, refit_draws=drawn)
 
 
 def _with_refit_terms(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores,
-                      spread: RefitSpread, n_draws: int, seed: int) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+                      spread: RefitSpread, n_draws: int, seed: int
+                      ) -> tuple[dict[str, np.ndarray], np.ndarray | None, dict[str, RefitDraws]]:
     """Each task's draws with its refit term (its own t), and the cross-task draws with theirs: the tasks' t
     terms summed where at most one task has refits, else one Satterthwaite-mixed term (refits.cross_task_terms).
-    None: the cross-task draws are the tasks' mean as usual."""
+    None: the cross-task draws are the tasks' mean as usual. Also each task's refit draws, for the subgroups."""
     stream = refit_rng(seed)
-    drawn = {t: task_refit_draws(spread.deviations[t], n_draws, stream, spread.df(t))
-             for t in per_task if t in spread.deviations}
+    factors = {t: refit_draws(len(spread.deviations[t]), n_draws, stream, spread.df(t))
+               for t in per_task if t in spread.deviations}
+    drawn = {t: f.term_and_normal(spread.deviations[t]) for t, f in factors.items()}
     with_terms = {t: v + drawn[t][0] if t in drawn else v for t, v in per_task.items()}
     if len(drawn) < 2:
-        return with_terms, None
+        return with_terms, None, factors
     uniforms = stream.random(n_draws)
     counted = [plan for plan in plans if plan.task in drawn]
 
@@ -165,7 +171,7 @@ def _with_refit_terms(per_task: dict[str, np.ndarray], plans: list[TaskPlan], ax
     normal = [weighted({p.task: drawn[p.task][1]}, p) for p in counted]
     deviations = [weighted({p.task: spread.deviations[p.task]}, p) for p in counted]
     return with_terms, _cross_task(per_task, plans, axis_scores) + cross_task_terms(
-        normal, deviations, uniforms, [spread.df(p.task) for p in counted])
+        normal, deviations, uniforms, [spread.df(p.task) for p in counted]), factors
 
 
 def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scores: AxisScores, encoders: list[str],
@@ -196,9 +202,9 @@ def _summaries(per_task: dict[str, np.ndarray], plans: list[TaskPlan], axis_scor
 def training_spread(records: Records, axis_scores: AxisScores) -> RefitSpread:
     """Per task, the refits' point axes with the label-efficiency curve moved by the refit (whole_curve), and
     their deviations from the refits' mean (scoring/refits.py)."""
-    by_task, notes = refit_axes(records, axis_scores)
+    by_task, notes, ids = refit_axes(records, axis_scores)
     names = {task: axis_scores.task_values(t)[1] for t, task in enumerate(axis_scores.tasks)}
-    return spread_from_axes({task: whole_curve(a, names[task]) for task, a in by_task.items()}, notes)
+    return spread_from_axes({task: whole_curve(a, names[task]) for task, a in by_task.items()}, notes, ids)
 
 
 

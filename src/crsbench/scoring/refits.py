@@ -30,7 +30,10 @@ import numpy as np
 import pandas as pd
 
 from crsbench.plan.suite import MIN_REFITS  # below it a task gets no term, named in every output (`refit_axes`)
+from crsbench.crs.definition import SUBGROUP_AXIS
 from crsbench.scoring.axes import AxisScores
+from crsbench.scoring.subgroup_axis import refit_worst
+from crsbench.scoring.refit_draws import refit_draws
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,9 @@ class RefitSpread:
     # the t's degrees of freedom where they are not K - 1: a spread known rather than estimated from K refits
     # (the acceptance's oracle, simulation.training_samples.oracle_spread) keeps the t of the K it stands in for
     degrees: dict[str, int] = field(default_factory=dict)
+    # per task, the refit numbers behind the rows of its deviations, in order (empty: a spread not read from
+    # refit records); the subgroup stage reads the same refits' subgroup metrics in the same order
+    ids: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def present(self) -> bool:
@@ -54,14 +60,16 @@ class RefitSpread:
 
     def scaled(self, factor: float) -> "RefitSpread":
         """The same spread with every deviation times `factor` (a planted too-wide or too-narrow estimator)."""
-        return RefitSpread({t: factor * d for t, d in self.deviations.items()}, self.refits, self.notes, self.degrees)
+        return RefitSpread({t: factor * d for t, d in self.deviations.items()}, self.refits, self.notes, self.degrees,
+                           self.ids)
 
 
 NO_REFITS = RefitSpread({}, {})
 
 
-def refit_axes(records, axis_scores: AxisScores) -> tuple[dict[str, np.ndarray], list[str]]:
-    """Per task, the point axes (K, E, A_task) of its complete refits, and notes on what was left out.
+def refit_axes(records, axis_scores: AxisScores) -> tuple[dict[str, np.ndarray], list[str], dict[str, tuple[int, ...]]]:
+    """Per task, the point axes (K, E, A_task) of its complete refits, notes on what was left out, and per task
+    the refit numbers of the K rows.
 
     Refit k's axes are the axes of the run's records with every 100 % record (clean, perturbed, shift)
     replaced by refit k's record of the same encoder and condition, for every seed: read from the records'
@@ -71,17 +79,17 @@ def refit_axes(records, axis_scores: AxisScores) -> tuple[dict[str, np.ndarray],
 
     refits = records.refits
     if refits is None or refits.empty:
-        return {}, []
+        return {}, [], {}
     frame = records.frame
     full = frame[frame["fraction"] == 1.0]
     rest = frame[frame["fraction"] != 1.0]
     cell = ["encoder", "condition_kind", "condition", "severity"]
-    out, notes = {}, []
+    out, notes, ids = {}, [], {}
     for t, task in enumerate(axis_scores.tasks):
         wanted = full[full["task"] == task].drop_duplicates(cell)
         wanted_cells = set(map(tuple, wanted[cell].to_numpy().tolist()))
         mine = refits[refits["task"] == task]
-        values = []
+        values, kept = [], []
         for k, rows in mine.groupby("refit"):
             rows = rows.drop_duplicates(cell)
             have = set(map(tuple, rows[cell].to_numpy().tolist()))
@@ -96,15 +104,40 @@ def refit_axes(records, axis_scores: AxisScores) -> tuple[dict[str, np.ndarray],
             cube, axes = scores.task_values(0)
             order = [list(scores.encoders).index(e) for e in axis_scores.encoders]
             task_axes = axis_scores.task_values(t)[1]
-            values.append(cube[order].mean(axis=1)[:, [axes.index(a) for a in task_axes]])
+            refit = cube[order].mean(axis=1)
+            # the optional subgroup axis: refit k's own subgroup metrics (NaN where its records lack them)
+            worst = refit_worst(rows, axis_scores.worst_subgroups.groups[task], axis_scores.encoders) \
+                if SUBGROUP_AXIS in task_axes else None
+            values.append(np.stack([refit[:, axes.index(a)] if a != SUBGROUP_AXIS else
+                                    (np.full(len(order), np.nan) if worst is None else worst) for a in task_axes], axis=-1))
+            kept.append(int(k))
+        if values and SUBGROUP_AXIS in axis_scores.task_values(t)[1]:
+            values = _fitted_where_absent(values, axis_scores, t, task, notes)
         if len(values) >= MIN_REFITS:
-            out[task] = np.stack(values)
+            out[task], ids[task] = np.stack(values), tuple(kept)
         elif values:
             notes.append(f"{task}: {len(values)} complete refit(s), at least {MIN_REFITS} are needed for the "
                          f"training-sample term (with {len(values)} its t would have {len(values) - 1} degree(s) of "
                          "freedom); left out: this task's intervals, and its share of the cross-task ones, cover "
                          "these fitted probes only")
-    return out, notes
+    return out, notes, ids
+
+
+def _fitted_where_absent(values: list[np.ndarray], axis_scores: AxisScores, t: int, task: str,
+                         notes: list[str]) -> list[np.ndarray]:
+    """The subgroup axis's refit values as they are where every refit carries them; else the fitted probes'
+    value for every refit (no training-sample term for that axis on this task, said in a note), so the published
+    axes keep their refits whatever the subgroup metrics."""
+    a = axis_scores.task_values(t)[1].index(SUBGROUP_AXIS)
+    if not any(np.isnan(v[:, a]).any() for v in values):
+        return values
+    notes.append(f"{task}: its refits carry no subgroup metrics for the subgroup axis (attributes added or changed "
+                 "after the run): that axis's intervals cover the fitted probes only")
+    fitted = axis_scores.task_values(t)[0][:, :, a].mean(axis=1)
+    out = [v.copy() for v in values]
+    for v in out:
+        v[:, a] = fitted
+    return out
 
 
 def whole_curve(axes: np.ndarray, names: Sequence[str]) -> np.ndarray:
@@ -123,10 +156,13 @@ def whole_curve(axes: np.ndarray, names: Sequence[str]) -> np.ndarray:
     return out
 
 
-def spread_from_axes(axes_by_refit: dict[str, np.ndarray], notes: Sequence[str] = ()) -> RefitSpread:
-    """Deviations from the mean over refits, per task: axes_by_refit[task] is (K, E, A)."""
+def spread_from_axes(axes_by_refit: dict[str, np.ndarray], notes: Sequence[str] = (),
+                     ids: dict[str, tuple[int, ...]] | None = None) -> RefitSpread:
+    """Deviations from the mean over refits, per task: axes_by_refit[task] is (K, E, A); ids: the refit numbers
+    of its rows (`refit_axes`)."""
     deviations = {t: a - a.mean(axis=0, keepdims=True) for t, a in axes_by_refit.items() if len(a) >= MIN_REFITS}
-    return RefitSpread(deviations, {t: len(a) for t, a in deviations.items()}, tuple(notes))
+    return RefitSpread(deviations, {t: len(a) for t, a in deviations.items()}, tuple(notes),
+                       ids={t: v for t, v in (ids or {}).items() if t in deviations})
 
 
 def spread_about(axes_by_refit: dict[str, np.ndarray], centres: dict[str, np.ndarray], names: dict[str, Sequence[str]],
@@ -154,13 +190,7 @@ def task_refit_draws(deviations: np.ndarray, n_draws: int, rng: np.random.Genera
     (module docstring); and the same draws before the scale mixing: normal, with the refits' sample
     covariance (what a cross-task term mixes once, `cross_task_terms`). df: the t's degrees of freedom,
     K - 1 unless given (`RefitSpread.degrees`)."""
-    k = deviations.shape[0]
-    df = k - 1 if df is None else df
-    g = rng.standard_normal((n_draws, k))
-    chi2 = rng.chisquare(df, n_draws)
-    g[0] = 0.0
-    normal = np.einsum("bk,kea->bea", g, deviations) / np.sqrt(k - 1)
-    return normal * np.sqrt(df / chi2)[:, None, None], normal
+    return refit_draws(deviations.shape[0], n_draws, rng, df).term_and_normal(deviations)
 
 
 def satterthwaite_df(variances: Sequence[np.ndarray], dfs: Sequence[int]) -> np.ndarray:

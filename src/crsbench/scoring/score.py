@@ -19,7 +19,7 @@ import pandas as pd
 
 from crsbench.scoring.axis_evidence import axis_evidence, class_table
 from crsbench.scoring.axes import AXES, BESIDE, CALIBRATION_AXIS, SUMMARY_EXTRAS, AxisScores, compute_axes
-from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, CRSConfig, CRSDefinition, crs_batch
+from crsbench.crs.definition import COMPONENTS, DEFAULT_CONFIG, SUBGROUP_AXIS, CRSConfig, CRSDefinition, crs_batch
 from crsbench.results.record_set import Records, refits_for
 from crsbench.scoring.case_bootstrap import CaseBootstrap, case_bootstrap
 from crsbench.scoring.cohort_grid import Incomplete, grid_stage
@@ -31,6 +31,7 @@ from crsbench.results.predictions import Predictions
 from crsbench.scoring.score_report import (Evidence, IntervalTables, PointTables, RankAgreement, ScoreReport,
                                           SubgroupTables, TierTables, empty_subgroups)
 from crsbench.scoring.subgroup_inputs import subgroup_inputs
+from crsbench.scoring.subgroup_refits import with_refits
 from crsbench.scoring.subgroups import subgroup_tables, thresholds
 from crsbench.scoring.task_draws import plan_tasks, task_types_of
 from crsbench.scoring.settings import ScoreContext, ScoreSettings
@@ -89,7 +90,8 @@ def _ranks(values: pd.Series) -> pd.Series:
 def axes_stage(records: pd.DataFrame, config: CRSConfig, predictions: Predictions | None = None
                ) -> tuple[AxisScores, Notes]:
     """The axes; with stored predictions the calibration axis reads the debiased error (a note says which)."""
-    axis_scores = compute_axes(records, delta=config.delta, margin=config.margin, predictions=predictions)
+    axis_scores = compute_axes(records, delta=config.delta, margin=config.margin, predictions=predictions,
+                               subgroup_axis=config.subgroup_axis)
     notes = list(axis_scores.notes)
     for axis, n in axis_scores.partial_axes().items():
         notes.append(f"{axis} covers {n} of {len(axis_scores.tasks)} tasks: its cross-task value averages those only")
@@ -272,10 +274,28 @@ def sensitivity_stage(axis_scores: AxisScores, reference: str, config: CRSConfig
     return sensitivity, [note]
 
 
-SUBGROUP_INTERVALS = ("subgroup intervals: the paired case-and-seed bootstrap's own draws, simultaneous over each "
-                      "attribute's subgroups (max statistic) at {level:.0%}")
+SUBGROUP_INTERVALS = ("subgroup intervals: the paired case-and-seed bootstrap's own draws, simultaneous at {level:.0%} "
+                      "over every subgroup of an encoder's set (max statistic within each attribute, Bonferroni over "
+                      "the attributes): a flag is family-wise per encoder and set, {families} such families here")
 SUBGROUP_FITTED_ONLY = ("; they cover these fitted probes (test cases and seeds): the refits carry no per-subgroup "
-                        "metrics, so training samples are not included")
+                        "metrics (attributes added or changed after the run), so training samples are not included")
+SUBGROUP_TRAINING = ("; they include training samples as the axes do (each refit's own per-subgroup metrics, on the "
+                     "axes' refit draws)")
+SUBGROUP_PARTLY = ("; they include training samples as the axes do, except for {which}: their refits carry no "
+                   "per-subgroup metrics (attributes added or changed after the run), so these cover the fitted probes only")
+
+
+def subgroup_target(level: float, families: int, training: bool, uncovered: Sequence[str], n_attributes: int) -> str:
+    """The one line of what the subgroup intervals cover: training samples where the axes include them and the
+    refits carry subgroup metrics, the fitted probes otherwise, naming the attributes without them."""
+    line = SUBGROUP_INTERVALS.format(level=level, families=families)
+    if not training:
+        return line
+    if not uncovered:
+        return line + SUBGROUP_TRAINING
+    if len(uncovered) == n_attributes:
+        return line + SUBGROUP_FITTED_ONLY
+    return line + SUBGROUP_PARTLY.format(which=", ".join(uncovered))
 
 
 def subgroup_stage(records: Records, predictions: Predictions | None, axis_scores: AxisScores, reference: str,
@@ -292,11 +312,18 @@ def subgroup_stage(records: Records, predictions: Predictions | None, axis_score
     sets = subgroup_inputs(plans, predictions, task_types, boot.draw_states if cases else None, n_draws)
     if not sets:
         return empty_subgroups(), []
+    uncovered: list[str] = []
+    training = cases and bool(boot.refits)
+    if training:
+        sets, uncovered = with_refits(sets, records.refits, list(axis_scores.encoders), boot.spread.ids,
+                                      boot.refit_draws)
     seed_counts = boot.seed_counts if cases else np.ones((1, len(axis_scores.seeds)))
     result = subgroup_tables(sets, list(axis_scores.encoders), reference, seed_counts,
                              {t: tuple(n) for t, n in (class_names or {}).items()}, config.level)
     if cases:
-        target = SUBGROUP_INTERVALS.format(level=config.level) + (SUBGROUP_FITTED_ONLY if boot.refits else "")
+        families = result.table[result.table["assessable"].astype(bool)].drop_duplicates(["task", "set", "encoder"])
+        target = subgroup_target(config.level, len(families), training, uncovered,
+                                 sum(len(item.attributes) for item in sets))
     else:
         target = "subgroup values are points only: the case-and-seed bootstrap did not run"
     table = result.table
@@ -411,6 +438,12 @@ def score_records(
     )
 
 
+def _with_axes(columns: Sequence[str], optional: Sequence[str]) -> list[str]:
+    """A table's columns with the optional axes asked for placed after the four."""
+    at = list(columns).index(AXES[-1]) + 1
+    return [*columns[:at], *optional, *columns[at:]]
+
+
 def _sorted_by_crs(table: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["crs_rank", "crs"], ascending=[True, False], kind="stable")
 
@@ -421,13 +454,14 @@ def _point_tables(axis_scores: AxisScores, point: PointScores, boot: SeedBootstr
     overall = overall.copy()
     overall["auroc_rank"] = agreement.auroc_rank
     overall["baseline"] = overall.index.isin(baselines)
-    scores = _sorted_by_crs(overall.reindex(columns=list(SCORE_COLUMNS)))
+    optional = [SUBGROUP_AXIS] if SUBGROUP_AXIS in axis_scores.axes else []  # after the four, only when asked
+    scores = _sorted_by_crs(overall.reindex(columns=_with_axes(SCORE_COLUMNS, optional)))
     scores.index.name = "encoder"
     frames = []
     for task, table in point.by_task.items():
         table = with_intervals(table, boot.results[task] if boot else None)
         table["baseline"] = table.index.isin(baselines)
-        frames.append(_sorted_by_crs(table).reset_index().reindex(columns=list(TASK_SCORE_COLUMNS)))
+        frames.append(_sorted_by_crs(table).reset_index().reindex(columns=_with_axes(TASK_SCORE_COLUMNS, optional)))
     return PointTables(
         scores=scores,
         scores_by_task=pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TASK_SCORE_COLUMNS),

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from crsbench.scoring.axes import AXES
 from crsbench.scoring.component_tables import ComponentTables, components_summary
 from crsbench.scoring.refits import fitted_probes_summary
 from crsbench.scoring.settings import ScoreSettings
@@ -125,6 +126,11 @@ class ScoreReport:
     components: ComponentTables
     evidence: Evidence
     subgroups: SubgroupTables
+
+    @property
+    def shown_axes(self) -> tuple[str, ...]:
+        """The axis columns every table shows: the four, then the optional subgroup axis where it was asked for."""
+        return (*AXES, *(a for a in self.axes_used if a not in AXES))
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by file stem, as `write_score_report` writes them."""

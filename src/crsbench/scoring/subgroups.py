@@ -16,7 +16,9 @@ Intervals read the case-and-seed bootstrap's own draws (the same cluster counts 
 the state the bootstrap recorded, and the same seed counts), so they are paired across encoders and with
 every other axis. They are simultaneous over an attribute's assessable subgroups: the max statistic
 max_g |theta*_g - theta_g| / se_g over the draws gives one multiplier q per encoder and quantity, and every
-subgroup's interval is theta_g +/- q se_g (se_g the draws' standard deviation).
+subgroup's interval is theta_g +/- q se_g (se_g the draws' standard deviation). The quantile is taken at
+1 - (1 - level) / A, A the set's attributes with an assessable subgroup (family_level), so the flags of one
+encoder on one set are family-wise at `level` over all its attributes.
 
 A subgroup (or its rest) with fewer than MIN_CASES cases or, for some label, fewer than MIN_PER_CLASS
 positives or negatives is not assessable: the reason is given and no number.
@@ -31,10 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from crsbench.core.hashing import sha256_of
 from crsbench.crs import axis_math
 from crsbench.datasets.subgroups import UNKNOWN
 from crsbench.metrics.weighted import WeightedMetrics, case_major
 from crsbench.results.predictions import Predictions
+from crsbench.scoring.refit_draws import RefitDraws
 
 MIN_CASES = 30  # fewer cases in a subgroup: not assessable
 MIN_PER_CLASS = 10  # fewer positives or negatives of some label in a subgroup: not assessable
@@ -59,6 +63,7 @@ WORST_COLUMNS = (
     "worst_low", "worst_high", "worst_bias", "best_subgroup", "gap", "gap_low", "gap_high", "gap_bias",
 )
 LABEL_COLUMNS = ("task", "set", "attribute", "subgroup", "encoder", "label", "auroc")
+REFIT_QUANTITIES = ("auroc", "rest_auroc", "brier_skill")  # what a refit's record carries per subgroup
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,28 @@ class SubgroupInput:
     prior: dict[tuple[int, int], tuple[float, ...]]
     weights: np.ndarray  # (n_draws, n_cases)
     probabilities: dict[str, np.ndarray]  # float64 [n, k] per probability hash in `vectors`, as the axes read them
+    refits: SubgroupRefits | None = None  # the training-sample term, where the refits carry subgroup metrics
+
+
+@dataclass(frozen=True)
+class SubgroupRefits:
+    """A set's training-sample term: its task's refit draws (the axes' own, scoring.refit_draws.RefitDraws) and, per
+    attribute whose refits all carry metrics for today's values, per subgroup the K refits' values (K, 3, E):
+    AUROC in the subgroup, in the rest, Brier skill (REFIT_QUANTITIES). A subgroup's draws get
+    sum_k g_bk dev_k / sqrt(K - 1) * scale_b, dev_k its refit k's deviation from the refits' mean: the term
+    the task's axes get, from the same draws, so subgroups stay paired with encoders and axes."""
+
+    draws: RefitDraws
+    values: dict[str, dict[str, np.ndarray]]
+
+    def terms(self, attribute: str, groups: Sequence[str]) -> np.ndarray:
+        """(n_draws, 3, G, E): the term of each quantity of these subgroups; 0 for a quantity some refit leaves
+        undefined (the Brier skill of a shift set, which has none)."""
+        values = np.stack([self.values[attribute][g] for g in groups], axis=2)  # (K, 3, G, E)
+        deviations = values - values.mean(axis=0, keepdims=True)
+        undefined = np.isnan(deviations).any(axis=(0, 2, 3))
+        deviations[:, undefined] = 0.0
+        return self.draws.term(deviations)
 
 
 @dataclass(frozen=True)
@@ -131,6 +158,14 @@ def simultaneous(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarra
     return point - q * se, point + q * se
 
 
+def family_level(level: float, n_attributes: int) -> float:
+    """The level of each attribute's simultaneous intervals that makes the flags of one encoder on one set
+    family-wise at `level` over all its attributes' subgroups (Bonferroni over the attributes; the max
+    statistic within each). docs/subgroups.md (Multiplicity) gives the family-wise error on the null
+    simulation with intervals per attribute alone and with this level."""
+    return 1 - (1 - level) / max(1, n_attributes)
+
+
 def _chunks(n_draws: int, n_cases: int) -> list[slice]:
     step = max(1, MAX_CELLS // max(n_cases, 1))
     return [slice(start, start + step) for start in range(0, n_draws, step)]
@@ -151,20 +186,84 @@ def subgroup_tables(sets: Sequence[SubgroupInput], encoders: Sequence[str], refe
                           pd.DataFrame(label_rows, columns=list(LABEL_COLUMNS)))
 
 
+def scored_probabilities(probabilities: np.ndarray, task_type: str) -> np.ndarray:
+    """float64 probabilities as the axes read a stored (float32) vector: rows renormalised to sum to 1 for
+    single-label."""
+    probs = np.asarray(probabilities).astype(np.float64)
+    if task_type != "multi_label":
+        probs /= probs.sum(axis=1, keepdims=True)
+    return probs
+
+
 def vector_probabilities(stored: Predictions, digests, task_type: str) -> dict[str, np.ndarray]:
-    """float64 probabilities per hash (rows renormalised to sum to 1 for single-label, as the axes read them)."""
-    out = {}
-    for digest in dict.fromkeys(digests):
-        probs = stored.probabilities(digest).astype(np.float64)
-        if task_type != "multi_label":
-            probs /= probs.sum(axis=1, keepdims=True)
-        out[digest] = probs
-    return out
+    """float64 probabilities per hash, as the axes read them (`scored_probabilities`)."""
+    return {digest: scored_probabilities(stored.probabilities(digest), task_type) for digest in dict.fromkeys(digests)}
+
+
+def attribute_digest(values: np.ndarray) -> str:
+    """A short digest of an attribute's value per case, in case order: a refit's metrics are read only for the
+    attribute values they were computed on (attributes rebanded or replaced after the run do not match)."""
+    return sha256_of(*np.asarray(values).astype(str).tolist())[:16]
+
+
+def side_values(inside: Sequence[WeightedMetrics], outside: Sequence[WeightedMetrics], prior: WeightedMetrics | None,
+                w_in, w_out) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per weight row: the AUROC in the subgroup and in the rest (each the mean over the vectors given, a shift
+    set's several), and the subgroup's Brier skill against the prior predictor on its cases (NaN without one).
+    The one computation of a subgroup's values, for the fitted probes' draws and a refit's record alike."""
+    auroc = np.mean([m.auroc(w_in) for m in inside], axis=0)
+    rest = np.mean([m.auroc(w_out) for m in outside], axis=0)
+    if prior is None:
+        return auroc, rest, np.full(len(auroc), np.nan)
+    return auroc, rest, axis_math.brier_skill(inside[0].brier(w_in), prior.brier(w_in))
+
+
+def subgroup_metrics(task_type: str, labels: np.ndarray, probabilities: np.ndarray,
+                     attributes: dict[str, np.ndarray], prior: Sequence[float] | None) -> list[dict]:
+    """What a refit's record carries (results.records.SubgroupMetrics): per attribute and subgroup of one
+    prediction vector, at unit weights, the values `side_values` gives the fitted probes' vectors; the Brier
+    skill where `prior` (the training prevalence) is given (the test set; None on a shift set). A side
+    without cases, or without both classes, has no AUROC (null)."""
+    probs = scored_probabilities(probabilities, task_type)
+    one = np.ones((1, len(probs)))
+    rows = []
+    for attribute, raw in sorted(attributes.items()):
+        values = np.asarray(raw).astype(str)
+        digest = attribute_digest(values)
+        for group in subgroup_order(values):
+            mask = values == group
+            row = {"attribute": attribute, "subgroup": group, "values": digest, "n_cases": int(mask.sum()),
+                   "auroc": None, "rest_auroc": None, "brier_skill": None}
+            if mask.all():
+                rows.append(row)
+                continue
+            inside = WeightedMetrics(task_type, labels[mask], probs[mask])
+            outside = WeightedMetrics(task_type, labels[~mask], probs[~mask])
+            baseline = None if prior is None else WeightedMetrics(
+                task_type, labels[mask], np.tile(np.asarray(prior, dtype=np.float64), (int(mask.sum()), 1)))
+            auroc, rest, skill = side_values([inside], [outside], baseline, one[:, mask], one[:, ~mask])
+            row.update({name: _finite(v[0]) for name, v in (("auroc", auroc), ("rest_auroc", rest),
+                                                            ("brier_skill", skill))})
+            rows.append(row)
+    return rows
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
 
 
 def subgroup_order(values: np.ndarray) -> list[str]:
     """Subgroups sorted, UNKNOWN last."""
     return sorted(set(values.tolist()), key=lambda v: (v == UNKNOWN, v))
+
+
+def _subgroups(values: np.ndarray, columns, column_names) -> tuple[list[str], list[np.ndarray], list[str]]:
+    """An attribute's subgroups, their masks, and why each is not assessable ("" where it is)."""
+    groups = subgroup_order(values)
+    masks = [values == g for g in groups]
+    reasons = [assessable_reason(m, columns, column_names) or assessable_reason(~m, columns, column_names, "rest: ")
+               for m in masks]
+    return groups, masks, reasons
 
 
 def _one_set(item: SubgroupInput, encoders: list[str], ref: int, seed_counts: np.ndarray,
@@ -177,11 +276,10 @@ def _one_set(item: SubgroupInput, encoders: list[str], ref: int, seed_counts: np
     column_names = [names[1]] if item.task_type != "multi_label" and k == 2 else names[:len(columns)]
     seed_share = seed_counts / seed_counts.sum(axis=1, keepdims=True)
     rows, worst_rows, label_rows = [], [], []
-    for attribute, values in sorted(item.attributes.items()):
-        groups = subgroup_order(values)
-        masks = [values == g for g in groups]
-        reasons = [assessable_reason(m, columns, column_names) or assessable_reason(~m, columns, column_names, "rest: ")
-                   for m in masks]
+    subgroups = {attribute: _subgroups(values, columns, column_names) for attribute, values in item.attributes.items()}
+    # the flags of one encoder on this set are one family: the attributes with a subgroup to flag
+    family = family_level(level, sum(1 for _, _, reasons in subgroups.values() if not all(reasons)))
+    for attribute, (groups, masks, reasons) in sorted(subgroups.items()):
         kept = [i for i, r in enumerate(reasons) if not r]
         # (n_draws, G_kept, E): the subgroup's AUROC, the rest's, and the subgroup's Brier skill
         auroc = np.full((n_draws, len(kept), n_enc), np.nan)
@@ -191,9 +289,12 @@ def _one_set(item: SubgroupInput, encoders: list[str], ref: int, seed_counts: np
         for slot, i in enumerate(kept):
             a, r, s, per_label[i] = _subgroup_draws(item, masks[i], seed_share, n_enc, n_seeds)
             auroc[:, slot], rest[:, slot], skill[:, slot] = a, r, s
+        if kept and item.refits is not None and attribute in item.refits.values:
+            term = item.refits.terms(attribute, [groups[i] for i in kept])
+            auroc, rest, skill = auroc + term[:, 0], rest + term[:, 1], skill + term[:, 2]
         diff = auroc - rest
         ref_diff = auroc - auroc[:, :, ref:ref + 1]
-        bounds = {name: simultaneous(v, level) for name, v in
+        bounds = {name: simultaneous(v, family) for name, v in
                   (("auroc", auroc), ("skill", skill), ("diff", diff), ("ref_diff", ref_diff))}
         for i, group in enumerate(groups):
             mask = masks[i]
@@ -259,13 +360,9 @@ def _subgroup_draws(item: SubgroupInput, mask: np.ndarray, seed_share: np.ndarra
             prior = item.prior[(e, s)]
             key = (digests, prior)
             if key not in cache:
-                auroc = np.mean([side(d, "in").auroc(weights["in"]) for d in digests], axis=0)
-                rest = np.mean([side(d, "out").auroc(weights["out"]) for d in digests], axis=0)
-                skill = np.full(len(auroc), np.nan)
-                if prior and item.role == "test":  # the calibration axis is read on the test set only
-                    skill = axis_math.brier_skill(side(digests[0], "in").brier(weights["in"]),
-                                                  prior_in(prior).brier(weights["in"]))
-                cache[key] = auroc, rest, skill
+                baseline = prior_in(prior) if prior and item.role == "test" else None  # calibration: test set only
+                cache[key] = side_values([side(d, "in") for d in digests], [side(d, "out") for d in digests], baseline,
+                                         weights["in"], weights["out"])
             per_seed["auroc"][part, e, s], per_seed["rest"][part, e, s], per_seed["skill"][part, e, s] = cache[key]
     if item.task_type == "multi_label":
         point = np.ones((1, len(sides["in"])))

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench.crs import axis_math
+from crsbench.crs.definition import SUBGROUP_AXIS
 from crsbench.errors import DataError
 from crsbench.metrics.weighted import WeightedMetrics, case_major
 from crsbench.results.predictions import Predictions
@@ -23,6 +24,8 @@ from crsbench.results.record_set import Records, validated
 from crsbench.scoring.axes import AxisScores, training_prior
 from crsbench.scoring.bootstrap_batched import draw_aurocs
 from crsbench.scoring.bootstrap_linear import draw_aurocs_linear
+from crsbench.scoring.subgroup_axis import worst_auroc
+from crsbench.scoring.subgroups import scored_probabilities
 
 MAX_CELLS = 4_000_000  # draws x cases held at once per weight matrix
 # The engines by name (the settings' `bootstrap_engine`, "auto" aside): the function that computes every AUROC
@@ -51,6 +54,7 @@ class TaskPlan:
     perturbed: list[tuple[str, int]] = field(default_factory=list)
     pert: dict[tuple[int, int, int], str] = field(default_factory=dict)  # (e, s, condition index) -> hash
     shift: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    subgroup_masks: tuple[np.ndarray, ...] = ()  # the optional subgroup axis's subgroups (scoring/subgroup_axis.py)
 
 
 def _common_grid(frame: pd.DataFrame, columns: list[str], units: int) -> list[tuple]:
@@ -79,6 +83,8 @@ def plan_tasks(records: Records | pd.DataFrame, stored: Predictions, axis_scores
         full = clean[clean["fraction"] == 1.0]
         needed = [full]
         plan = TaskPlan(task, axes, "", None, {})
+        if SUBGROUP_AXIS in axes:
+            plan.subgroup_masks = axis_scores.worst_subgroups.masks[task]
         if "label_efficiency" in axes:
             plan.fractions = [f for (f,) in _common_grid(clean, ["fraction"], units)]
             needed.append(clean[clean["fraction"].isin(plan.fractions)])
@@ -136,12 +142,13 @@ class _Vectors:
         self._metrics: dict[str, WeightedMetrics] = {}
         self._priors: dict[tuple[float, ...], WeightedMetrics] = {}
 
+    def probabilities(self, digest: str) -> np.ndarray:
+        """The vector as the axes read it: float64, single-label rows summing to 1 again after float32 rounding."""
+        return scored_probabilities(self.stored.probabilities(digest), self.task_type)
+
     def build(self, digest: str) -> WeightedMetrics:
         """The vector's WeightedMetrics, not kept."""
-        probs = self.stored.probabilities(digest).astype(np.float64)
-        if self.task_type != "multi_label":
-            probs /= probs.sum(axis=1, keepdims=True)  # float32 rounding: rows sum to 1 again
-        return WeightedMetrics(self.task_type, self.cases.labels, probs)
+        return WeightedMetrics(self.task_type, self.cases.labels, self.probabilities(digest))
 
     def get(self, digest: str) -> WeightedMetrics:
         if digest not in self._metrics:
@@ -224,6 +231,10 @@ def task_axis_draws(plan: TaskPlan, stored: Predictions, task_type: str, weights
                 for (e, s), digests in plan.shift.items():
                     shift[:, e, s] = np.mean([shift_auroc[d] for d in digests], axis=0)
             layers.append(axis_math.robustness(pert, shift))
+        elif axis == SUBGROUP_AXIS:
+            worst = {d: worst_auroc(task_type, test.cases.labels, test.probabilities(d), plan.subgroup_masks, weights)
+                     for d in set(plan.full.values())}
+            layers.append(_grid((n_enc, n_seeds), plan.full, worst, b))
     return np.stack(layers, axis=-1)
 
 

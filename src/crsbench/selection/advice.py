@@ -206,8 +206,10 @@ def subgroup_sentences(report: ScoreReport) -> list[str]:
     if report.subgroups.table.empty:
         return []
     flagged = [f"{sentence}." for sentence in difference_sentences(report)]
-    return flagged or [f"No encoder's AUROC in a subgroup differs from the rest's with an interval that excludes 0 "
-                       f"({report.subgroups.target})."]
+    if flagged:  # the family the flags are read in, so a reader of many sentences knows how many to expect by chance
+        return [*flagged, f"Subgroup {report.subgroups.target.removeprefix('subgroup ')}."]
+    return [f"No encoder's AUROC in a subgroup differs from the rest's with an interval that excludes 0 "
+            f"({report.subgroups.target})."]
 
 
 def _how_separated(top: str, scores: pd.DataFrame, report: ScoreReport, evidence: Evidence) -> list[str]:

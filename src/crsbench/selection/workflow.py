@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from crsbench.core.atomic import atomic_write
+from crsbench.datasets.subgroups import parse_attributes
 from crsbench.errors import DataError
 from crsbench.selection.budget import SEVERITY_LEVELS, ImageCounts, cached_share, perturbation_order, plan_budget
 from crsbench.selection.cohort_checks import usable_fractions
@@ -63,6 +64,20 @@ class SelectionRequest:
     over_budget: bool = False  # run the smallest protocol even when it cannot fit the budget
     crs_definition: Optional[str] = None  # which CRS ranks (the suite's crs block); None: the default
     subgroup_columns: tuple[str, ...] = ()  # patient attributes scored per subgroup (datasets.subgroups specs)
+    subgroup_axis: tuple[str, ...] = ()  # attributes whose worst subgroup becomes the CRS's fifth axis; () : off
+
+
+def _crs_block(request: SelectionRequest) -> dict | None:
+    """The suite's crs: block from the request's CRS options; None where both are left at their defaults. The
+    subgroup axis may name only attributes the cohort is read with: a misspelt one would leave the axis empty."""
+    read = {spec.name for spec in parse_attributes(request.subgroup_columns, "--subgroup-column")}
+    unread = [a for a in request.subgroup_axis if a not in read]
+    if unread:
+        raise DataError(f"--subgroup-axis {unread[0]}: not an attribute this cohort is read with; give it as "
+                        f"--subgroup-column too (read now: {', '.join(sorted(read)) or 'none'})")
+    block = {**({"definition": request.crs_definition} if request.crs_definition else {}),
+             **({"subgroup_axis": list(request.subgroup_axis)} if request.subgroup_axis else {})}
+    return block or None
 
 
 class OverBudget(DataError):
@@ -148,6 +163,7 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
     common = dict(label_column=request.label_column, image_column=request.image_column,
                   group_column=request.group_column, ordinal=request.ordinal, modality=request.modality)
     cohort = open_cohort(request.data, subgroup_columns=request.subgroup_columns, **common)
+    _crs_block(request)  # a --subgroup-axis the cohort is not read with fails before anything is measured
     say(f"data: {cohort.described}")
     say(cohort.facts.summary())
     if cohort.facts.hint:
@@ -177,7 +193,8 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
                  "shift": str(Path(request.shift).resolve()) if request.shift else None,
                  "budget_s": request.budget_s, "fractions": request.fractions, "seeds": request.seeds,
                  **({"crs_definition": request.crs_definition} if request.crs_definition else {}),
-                 **({"subgroup_columns": list(request.subgroup_columns)} if request.subgroup_columns else {})}
+                 **({"subgroup_columns": list(request.subgroup_columns)} if request.subgroup_columns else {}),
+                 **({"subgroup_axis": list(request.subgroup_axis)} if request.subgroup_axis else {})}
     suite_file = out / SUITE_FILE
     prepared = dict(request=request, labels=labels, cohort=cohort, dataset=dataset, counts_line=counts_said,
                     suite_file=suite_file, started=started)
@@ -199,7 +216,7 @@ def prepare_selection(request: SelectionRequest, say: Say = _silent) -> Prepared
     mapping = compose_suite(f"select-{cohort.options.get('name', 'cohort')}", entries, cohort.options,
                             plan.protocol, shift=shift_cohort.options if shift_cohort else None,
                             reference=labels[0],
-                            crs={"definition": request.crs_definition} if request.crs_definition else None,
+                            crs=_crs_block(request),
                             cache=str(Path(request.cache_dir).resolve()) if request.cache_dir else None)
     header = (f"Written by `crsbench select` for {request.data}; run it again with `crsbench run {suite_file}`.\n"
               f"Plan: {plan.protocol.describe()}.\n"

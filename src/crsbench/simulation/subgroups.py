@@ -13,7 +13,7 @@ worst-subgroup AUROC is the smallest subgroup value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
@@ -81,10 +81,21 @@ def true_worst(design: SubgroupDesign) -> float:
     return design.auroc
 
 
-def replicate(design: SubgroupDesign, runs: int, n_draws: int, seed: int, level: float = 0.95):
+def _covers(table, design: SubgroupDesign, encoder: str, attributes) -> bool:
+    """Every subgroup of these attributes covers its true difference to the rest, for this encoder."""
+    part = table[(table["encoder"] == encoder) & table["attribute"].isin(list(attributes))]
+    truth = np.array([true_difference(design, encoder, a, g) for a, g in zip(part["attribute"], part["subgroup"])])
+    return bool(((part["diff_low"] <= truth) & (truth <= part["diff_high"])).all())
+
+
+def replicate(design: SubgroupDesign, runs: int, n_draws: int, seed: int, level: float = 0.95,
+              per_attribute: bool = False):
     """Per run and encoder: whether the planted subgroup's difference to the rest excludes 0 (and to the
-    reference), whether every subgroup of each attribute covers its true difference at once, and the worst
-    subgroup's AUROC and gap with their bootstrap bias estimates. One generator, so a seed gives one table."""
+    reference), whether every subgroup of each attribute covers its true difference at once, whether every
+    subgroup of both attributes does (the family the flags are read in), and the worst subgroup's AUROC and
+    gap with their bootstrap bias estimates. `per_attribute`: also the family's coverage when each attribute
+    is scored alone (intervals simultaneous within an attribute only), on the same draws. One generator, so
+    a seed gives one table."""
     import pandas as pd
 
     from crsbench.scoring.subgroups import subgroup_tables
@@ -95,6 +106,9 @@ def replicate(design: SubgroupDesign, runs: int, n_draws: int, seed: int, level:
         item = draw_cohort(design, rng, n_draws)
         result = subgroup_tables([item], list(ENCODERS), "reference", np.ones((n_draws, 1)), {}, level)
         table = result.table
+        alone = {a: subgroup_tables([replace(item, attributes={a: v})], list(ENCODERS), "reference",
+                                    np.ones((n_draws, 1)), {}, level).table
+                 for a, v in item.attributes.items()} if per_attribute else {}
         for encoder in ENCODERS:
             mine = table[table["encoder"] == encoder]
             planted = mine[(mine["attribute"] == PLANTED[0]) & (mine["subgroup"] == PLANTED[1])].iloc[0]
@@ -104,10 +118,15 @@ def replicate(design: SubgroupDesign, runs: int, n_draws: int, seed: int, level:
                 part = mine[mine["attribute"] == attribute]
                 truth = np.array([true_difference(design, encoder, attribute, g) for g in part["subgroup"]])
                 row[f"covers_{attribute}"] = bool(((part["diff_low"] <= truth) & (truth <= part["diff_high"])).all())
+                row[f"assessable_{attribute}"] = bool(part["assessable"].all())
+                row[f"smallest_{attribute}"] = int(part["n_cases"].min())
                 worst = result.worst[(result.worst["encoder"] == encoder) & (result.worst["attribute"] == attribute)]
                 row[f"worst_{attribute}"] = float(worst["worst_auroc"].iloc[0])
                 row[f"worst_bias_{attribute}"] = float(worst["worst_bias"].iloc[0])
                 row[f"gap_{attribute}"] = float(worst["gap"].iloc[0])
                 row[f"gap_bias_{attribute}"] = float(worst["gap_bias"].iloc[0])
+            row["covers_family"] = _covers(table, design, encoder, ("sex", "age_band"))
+            if per_attribute:
+                row["covers_family_per_attribute"] = all(_covers(alone[a], design, encoder, (a,)) for a in alone)
             rows.append(row)
     return pd.DataFrame(rows)

@@ -9,7 +9,8 @@ import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
-from crsbench.cli.options import ALLOW, CRS_DEFINITION, N_BOOT, REFERENCE, SOURCES, CRSDefinition, definition_settings
+from crsbench.cli.options import (ALLOW, CRS_DEFINITION, N_BOOT, REFERENCE, SOURCES, SUBGROUP_AXIS, CRSDefinition,
+                                  definition_settings, subgroup_axis_settings)
 from crsbench.cli.show import show_scores
 
 if TYPE_CHECKING:  # annotations only: the renderers take the scored value
@@ -31,6 +32,7 @@ def compare(
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write the score tables here (CSV, Parquet, JSON)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON document (docs/cli.md)."),
     definition: Optional[CRSDefinition] = CRS_DEFINITION,
+    subgroup_axis: Optional[List[str]] = SUBGROUP_AXIS,
 ) -> None:
     """Score bundles and results folders as one cohort, refusing sources that are not comparable."""
     from crsbench import api, report
@@ -38,7 +40,7 @@ def compare(
     out = Output(as_json)
     with out.progress().task(f"compare ({n_boot} bootstrap draws)", total=None):
         scored = api.compare(sources, reference=reference, allow=tuple(allow or ()), n_boot=n_boot,
-                             **definition_settings(definition))
+                             **definition_settings(definition), **subgroup_axis_settings(subgroup_axis))
     _departure_lines(out, scored)
     show_scores(out, scored)
     folder = None

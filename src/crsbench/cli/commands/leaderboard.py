@@ -9,7 +9,8 @@ import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
-from crsbench.cli.options import ALLOW, CRS_DEFINITION, N_BOOT, REFERENCE, SOURCES, CRSDefinition, definition_settings
+from crsbench.cli.options import (ALLOW, CRS_DEFINITION, N_BOOT, REFERENCE, SOURCES, SUBGROUP_AXIS, CRSDefinition,
+                                  definition_settings, subgroup_axis_settings)
 
 
 def leaderboard(
@@ -19,6 +20,7 @@ def leaderboard(
     reference: Optional[str] = REFERENCE,
     n_boot: int = N_BOOT,
     definition: Optional[CRSDefinition] = CRS_DEFINITION,
+    subgroup_axis: Optional[List[str]] = SUBGROUP_AXIS,
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when a repository's bundle is refused (the page is still written)."),
 ) -> None:
     """Write the static leaderboard folder of bundles, results folders and results repositories (folders of
@@ -28,7 +30,7 @@ def leaderboard(
     out = Output()
     with out.progress().task(f"leaderboard ({n_boot} bootstrap draws)", total=None):
         site = api.leaderboard_site(sources, output, reference=reference, allow=tuple(allow or ()), n_boot=n_boot,
-                                    **definition_settings(definition))
+                                    **definition_settings(definition), **subgroup_axis_settings(subgroup_axis))
     for refusal in site.refused:
         out.result(f"refused {refusal.source}: {refusal.reason}")
     accepted = len(site.cohort.sources)

@@ -9,8 +9,8 @@ import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
-from crsbench.cli.options import (CRS_DEFINITION, PARTIAL, SUITE_HASH, TARGET, CRSDefinition, definition_settings,
-                                  target_settings)
+from crsbench.cli.options import (CRS_DEFINITION, PARTIAL, SUBGROUP_AXIS, SUITE_HASH, TARGET, CRSDefinition,
+                                  definition_settings, subgroup_axis_settings, target_settings)
 from crsbench.cli.steps import write_report
 
 
@@ -24,11 +24,12 @@ def report(
                                          help="Bootstrap draws (default: the suite's, else 10,000)."),
     definition: Optional[CRSDefinition] = CRS_DEFINITION,
     target: str = TARGET,
+    subgroup_axis: Optional[list[str]] = SUBGROUP_AXIS,
 ) -> None:
     """Write report.html (self-contained), report.md and every figure as PNG and SVG. Reads the scores that
     `score` stored for the same records and settings instead of recomputing them."""
     settings = {**({} if n_boot is None else {"n_boot": n_boot}), **definition_settings(definition),
-                **target_settings(target)}
+                **target_settings(target), **subgroup_axis_settings(subgroup_axis)}
     written = write_report(Output(), results_dir, out_dir, suite_hash=suite_hash, partial=partial, **settings)
     if open_report:
         import webbrowser

@@ -9,8 +9,8 @@ import typer
 
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
-from crsbench.cli.options import (CRS_DEFINITION, JSON, PARTIAL, SUITE_HASH, TARGET, CRSDefinition,
-                                  definition_settings, target_settings)
+from crsbench.cli.options import (CRS_DEFINITION, JSON, PARTIAL, SUBGROUP_AXIS, SUITE_HASH, TARGET, CRSDefinition,
+                                  definition_settings, subgroup_axis_settings, target_settings)
 from crsbench.cli.steps import render_scores, score_and_write
 
 
@@ -24,13 +24,15 @@ def score(
     target: str = TARGET,
     as_json: bool = JSON,
     definition: Optional[CRSDefinition] = CRS_DEFINITION,
+    subgroup_axis: Optional[list[str]] = SUBGROUP_AXIS,
 ) -> None:
     """Score the encoders: four axes, skill, CRS, interval, leading tier, AUROC vs CRS rank, the components."""
     out = Output(as_json)
     narrower = target_settings(target)
     scored, folder, seconds, _ = score_and_write(out, results_dir, n_boot, reference=reference, out_dir=out_dir,
                                                  suite_hash=suite_hash, partial=partial,
-                                                 **definition_settings(definition), **narrower)
+                                                 **definition_settings(definition), **narrower,
+                                                 **subgroup_axis_settings(subgroup_axis))
     render_scores(out, scored, folder, seconds)
     if as_json:
         from crsbench.report.documents import scores_data

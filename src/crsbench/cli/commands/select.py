@@ -21,7 +21,7 @@ import typer
 from crsbench.cli.console import Output
 from crsbench.cli.errors import handled
 from crsbench.cli.show import show_components
-from crsbench.cli.options import CRS_DEFINITION, CRSDefinition, definition_settings
+from crsbench.cli.options import CRS_DEFINITION, SUBGROUP_AXIS, CRSDefinition, definition_settings
 from crsbench.errors import DataError
 from crsbench.core.modalities import ALIASES, MODALITIES, canonical_modality
 
@@ -132,6 +132,7 @@ def select(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the task and the plan, write the suite, run nothing."),
     definition: Optional[CRSDefinition] = CRS_DEFINITION,
+    subgroup_axis: Optional[list[str]] = SUBGROUP_AXIS,
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON document (docs/cli.md); "
                                  "progress and messages go to standard error."),
 ) -> None:
@@ -149,6 +150,7 @@ def select(
         shift=shift, fractions=_fractions(fractions), seeds=seeds, output=output, cache_dir=cache_dir,
         over_budget=over_budget, crs_definition=definition_settings(definition).get("definition"),
         subgroup_columns=tuple(subgroup_columns or ()),
+        subgroup_axis=tuple(subgroup_axis or ()),
     )
     selection = api.select(request, say=lines.say, progress=out.progress(lines.run_message), dry_run=dry_run)
     if as_json:
