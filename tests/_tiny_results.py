@@ -9,8 +9,9 @@ from pathlib import Path
 from crsbench import api
 
 
-def tiny_suite(root: Path, refits: int = 0, name: str = "tiny") -> Path:
-    """Write the tiny suite (with `refits` refits at 100 % labels when given) to `root` and return its path."""
+def tiny_suite(root: Path, refits: int = 0, name: str = "tiny", n_boot: int | None = None) -> Path:
+    """Write the tiny suite (with `refits` refits at 100 % labels, and its `crs:` block's `n_boot`, when
+    given) to `root` and return its path."""
     suite = root / f"{name}.yaml"
     suite.write_text(textwrap.dedent(f"""
         name: {name}
@@ -23,7 +24,7 @@ def tiny_suite(root: Path, refits: int = 0, name: str = "tiny") -> Path:
         seeds: [0, 1, 2]
         fractions: [0.5, 1.0]
         perturbations: {{select: [jpeg], severities: [3]}}
-    """) + (f"refits: {refits}\n" if refits else ""))
+    """) + (f"refits: {refits}\n" if refits else "") + (f"crs: {{n_boot: {n_boot}}}\n" if n_boot is not None else ""))
     return suite
 
 

@@ -54,6 +54,19 @@ def test_report_after_score_reads_the_stored_value_and_it_is_the_same_value(resu
     assert other.exit_code == 0 and "computed for the report" in other.output
 
 
+def test_score_and_report_without_draws_given_both_take_the_suites_so_the_report_reads_the_score(tiny_run, tmp_path):
+    from _tiny_results import tiny_suite
+
+    shutil.copytree(tiny_run / "cache", tmp_path / "cache")  # the embeddings: only the probes are fitted again
+    api.run(tiny_suite(tmp_path, n_boot=90))
+    results = tmp_path / "out"
+    scored = runner.invoke(app, ["score", str(results)])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads((results / "scores" / "summary.json").read_text())["settings"]["n_boot"] == 90
+    reused = runner.invoke(app, ["report", str(results), "-o", str(tmp_path / "report")])
+    assert reused.exit_code == 0 and "not recomputed" in reused.output, reused.output
+
+
 def test_other_inputs_a_tampered_table_or_a_foreign_schema_are_not_read(results, tmp_path):
     fresh = api.score(results, n_boot=60)
     write_scored(fresh, tmp_path)

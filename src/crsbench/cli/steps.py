@@ -28,16 +28,19 @@ def run_and_render(out: Output, suite, cache_dir: Optional[Path], wait_s: float 
     out.result(report.run_summary_line(summary, elapsed))
 
 
-def score_and_write(out: Output, results_dir: Path, n_boot: int, *, reference: Optional[str] = None,
-                    out_dir: Optional[Path] = None, **reading):
+def score_and_write(out: Output, results_dir: Path, n_boot: Optional[int] = None, *,
+                    reference: Optional[str] = None, out_dir: Optional[Path] = None, **reading):
     """The score report, the folder its files were written to, how long both took, and the inputs read
-    for it (a report of the same results reads them from here). `reading`: `scoring_inputs`' other
-    arguments by name (suite_hash, partial, CRS settings)."""
+    for it (a report of the same results reads them from here). `n_boot` None: the suite's draws, as the
+    run and `report` use them, so that a report after `score` reads its stored value. `reading`:
+    `scoring_inputs`' other arguments by name (suite_hash, partial, CRS settings)."""
     from crsbench import api
 
     started = time.perf_counter()
-    with out.progress().task(f"score ({n_boot} bootstrap draws)", total=None):  # a log hears of it
-        inputs = api.scoring_inputs(results_dir, reference, n_boot=n_boot, **reading)
+    draws = {} if n_boot is None else {"n_boot": n_boot}
+    with out.progress().task("read the results", total=None):
+        inputs = api.scoring_inputs(results_dir, reference, **draws, **reading)
+    with out.progress().task(f"score ({inputs.config.n_boot} bootstrap draws)", total=None):  # a log hears of it
         scored = api.score_inputs(inputs)
         written = api.write_scores(scored, results_dir, out_dir)
     return scored, next(iter(written.values())).parent, time.perf_counter() - started, inputs

@@ -17,7 +17,8 @@ from crsbench.cli.steps import render_scores, score_and_write
 def score(
     results_dir: Path = typer.Argument(..., help="Results folder or results.sqlite."),
     reference: Optional[str] = typer.Option(None, "--reference", "-r", help="Reference encoder (default: the suite's)."),
-    n_boot: int = typer.Option(10_000, "--n-boot", min=0, help="Bootstrap draws (0: none)."),
+    n_boot: Optional[int] = typer.Option(None, "--n-boot", min=0,
+                                         help="Bootstrap draws, 0 for none (default: the suite's, else 10,000)."),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for the score tables (default: RESULTS/scores)."),
     suite_hash: Optional[str] = SUITE_HASH,
     partial: bool = PARTIAL,
