@@ -740,6 +740,25 @@ def test_a_repository_of_hostile_bundles_lists_each_refusal_and_scores_the_rest(
     assert strict.exit_code == 2
 
 
+def test_a_cohort_past_the_encoder_bound_is_refused_and_a_repository_scores_what_fits(bundles, tmp_path, monkeypatch):
+    """Each bundle is inside its own encoder bound; together they pass the comparison's (3 labels against 2)."""
+    monkeypatch.setenv("CRSBENCH_BUNDLE_LIMITS", "cohort_encoders=2")
+    _one_line_refusal(CliRunner().invoke(app, ["compare", str(bundles["a"]), str(bundles["b"]), "--n-boot", "0"]),
+                      r"the sources hold 3 encoder labels together, over this reader's limit of 2 for one comparison "
+                      r"\(raise it for trusted sources: cohort_encoders=N in CRSBENCH_BUNDLE_LIMITS\)")
+    repository = tmp_path / "results-repo"
+    repository.mkdir()
+    for name in ("a", "b"):
+        write_bundle(read_bundle(bundles[name]), repository / f"{name}.crsb")
+    result = CliRunner().invoke(app, ["leaderboard", str(repository), "-o", str(tmp_path / "site"), "--n-boot", "0"])
+    assert result.exit_code == 0, result.output
+    assert "refused results-repo/b.crsb: the sources hold 3 encoder labels together" in result.output
+    assert "leaderboard of 1 source, 1 refused" in result.output
+    monkeypatch.setenv("CRSBENCH_BUNDLE_LIMITS", "cohort_encoders=3")
+    both = CliRunner().invoke(app, ["compare", str(bundles["a"]), str(bundles["b"]), "--n-boot", "0"])
+    assert both.exit_code == 0, both.output
+
+
 def test_verify_prints_what_a_bundle_holds_and_checks_its_id(bundles):
     runner = CliRunner()
     identity = read_bundle(bundles["a"]).bundle_id

@@ -201,8 +201,15 @@ def _shared_cells(records: pd.DataFrame, per_source: list[pd.DataFrame]) -> pd.S
 def comparable(sources: Sequence[Bundle], allow: Sequence[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
     """(each encoder label's source, field -> the departure `allow` permits); NotComparable names the first field
     that differs and is not allowed, and the sources on each side."""
+    from crsbench.bundles.manifest import LIMITS_VARIABLE, reader_limits
+
     sources = list(sources)
     owners = _check_encoders(sources)
+    bound = reader_limits().cohort_encoders
+    if len(owners) > bound:  # each bundle is bounded alone; the scoring's arrays grow with the cohort's encoders
+        raise NotComparable(f"the sources hold {len(owners)} encoder labels together, over this reader's limit of "
+                            f"{bound} for one comparison (raise it for trusted sources: cohort_encoders=N in "
+                            f"{LIMITS_VARIABLE})")
     _check_names(sources)
     departures = {}
     for name in FIELDS:

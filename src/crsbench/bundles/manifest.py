@@ -49,6 +49,7 @@ class Limits:
     group_values: int = 16_000_000  # floats in one row group of vectors (the writer puts 4 million)
     encoders: int = 64  # encoder labels per bundle: the bootstrap holds encoders x draws arrays
     tasks: int = 64  # tasks per bundle
+    cohort_encoders: int = 256  # encoder labels of all the sources compared together (a repository's leaderboard)
     attributes: int = 32  # subgroup attributes of one test set (the data sets read today carry at most 3)
     subgroups: int = 1_000  # distinct values of one attribute (CheXpert's age bands: 10)
     n_weight_draws: int = 10_000  # the bundle's `crs: n_weight_draws` is capped here (the default is 1,000)
