@@ -1,5 +1,6 @@
 """End-to-end: the CLI on generated data, the warm-cache rerun, and a real SIGKILL in mid-grid."""
 
+import json
 import os
 import signal
 import sqlite3
@@ -94,6 +95,10 @@ def test_quick_demo_end_to_end_then_warm_rerun_runs_no_forward_pass(tmp_path):
     assert set(records.task) == {"derm", "fundus", "cxr"}
     assert records[["auroc", "ece", "brier", "nll"]].notna().all().all()
     assert records.loc[records.task == "fundus", "kappa_quadratic"].notna().all()
+    # scored at the quick suite's 2,000 draws, so a report of its results later reads that value
+    assert json.loads((tmp_path / "out" / "scores" / "summary.json").read_text())["settings"]["n_boot"] == 2000
+    report = runner.invoke(app, ["report", str(tmp_path / "out"), "-o", str(tmp_path / "report")])
+    assert report.exit_code == 0 and "not recomputed" in report.output, report.output
 
     second = runner.invoke(app, args)
     assert second.exit_code == 0, second.output
