@@ -99,6 +99,10 @@ def test_quick_demo_end_to_end_then_warm_rerun_runs_no_forward_pass(tmp_path):
     assert json.loads((tmp_path / "out" / "scores" / "summary.json").read_text())["settings"]["n_boot"] == 2000
     report = runner.invoke(app, ["report", str(tmp_path / "out"), "-o", str(tmp_path / "report")])
     assert report.exit_code == 0 and "not recomputed" in report.output, report.output
+    scored = api.load_results(tmp_path / "out")  # the store's 162 records: fitted probes' and 4 refits per cell
+    assert len(scored.refits) and len(scored.frame) + len(scored.refits) == len(records)
+    assert f"from {len(scored.frame)} run records and {len(scored.refits)} refit records." in \
+        (tmp_path / "report" / "report.html").read_text()
 
     second = runner.invoke(app, args)
     assert second.exit_code == 0, second.output

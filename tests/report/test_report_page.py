@@ -109,6 +109,21 @@ def test_every_user_string_is_escaped_in_html_and_markdown(hostile):
     assert "\\x1b" in text and "\\x1b" in markdown.replace("\\\\", "\\")
 
 
+def test_quoted_names_in_prose_are_code_on_the_page_and_stay_escaped():
+    from crsbench.report.page import prose_html
+
+    assert prose_html("interval is `fitted_probes` in summary.json (`--target x`)") == (
+        "interval is <code>fitted_probes</code> in summary.json (<code>--target x</code>)")
+    assert prose_html("`<script>` & `a") == "<code>&lt;script&gt;</code> &amp; `a"  # escaped; a lone backtick stays
+    assert prose_html("bell \x07 `x`") == "bell \\x07 <code>x</code>"  # control codes shown, as elsewhere
+
+
+def test_the_report_page_shows_no_backtick_quoted_name_raw(written):
+    _, files = written
+    text = files.html.read_text()
+    assert "<code>" in text and not re.search(r"`[^`<\n]+`", text)
+
+
 def test_partial_results_say_what_is_missing(tmp_path):
     folder = write_results(tmp_path, COHORT, axes=("clean",), finished=False)
     files = api.write_report(folder, n_boot=50, n_weight_draws=50)

@@ -26,6 +26,7 @@ from crsbench.report.data import ReportData, load_stored_predictions
 from crsbench.report.terminal import partial_prefix
 
 if TYPE_CHECKING:  # annotations only
+    from crsbench.results.record_set import Records
     from crsbench.scoring.score_report import ScoreReport
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class FigureFile:
     svg: Path | None = None
     absent: str | None = None
     png_data: str = ""  # base64, for the inline image
+    wide: bool = False  # wider than one paper column (several panels): the page gives it a whole row
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,13 @@ def draw_figures(data: ReportData, folder: Path) -> list[FigureFile]:
                 out.append(FigureFile(planned.name, planned.title, planned.caption, planned.task, absent=drawn.reason))
                 continue
             png, svg = folder / f"{planned.name}.png", folder / f"{planned.name}.svg"
+            wide = drawn.get_figwidth() > 1.2 * figure_style.COLUMN_WIDTH
             atomic_write(png, lambda f: drawn.savefig(f, format="png", dpi=figure_style.PNG_DPI))
             drawn.set_layout_engine("none")  # laid out once for the PNG; the SVG keeps that layout
             atomic_write(svg, lambda f: drawn.savefig(f, format="svg"))
         caption = planned.caption + (f" Names: {figure_style.key_text(key)}." if key else "")
         out.append(FigureFile(planned.name, planned.title, caption, planned.task, png, svg,
-                              png_data=base64.b64encode(png.read_bytes()).decode("ascii")))
+                              png_data=base64.b64encode(png.read_bytes()).decode("ascii"), wide=wide))
     return out
 
 
@@ -91,10 +94,18 @@ def departures(data: ReportData, drawn: list[FigureFile]) -> list[str]:
     return list(dict.fromkeys(notes))
 
 
+def prose_html(text: str):
+    """A sentence for the page: escaped as every user string is, then its `code spans` (the notes and
+    captions quote option and field names so, as the terminal prints them) set as <code>."""
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub(r"`([^`\n]+)`", r"<code>\1</code>", str(escape(printable(str(text))))))
+
+
 def _environment():
     import jinja2
 
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("crsbench.report", "templates"),
         autoescape=True,  # every user string is escaped unless marked safe; nothing is
         # user strings reach the page with their control codes shown, not raw (Markup is ours: left as is)
@@ -103,6 +114,8 @@ def _environment():
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    environment.filters["prose"] = prose_html
+    return environment
 
 
 def _context(data: ReportData, drawn: list[FigureFile], generated_at: str) -> dict:
@@ -168,7 +181,7 @@ def markdown(context: dict, figure_folder: str) -> str:
               f"- suites: {md(suites)}",
               f"- report written by crsbench {md(p.package_version)}; records written by "
               f"{md(', '.join(p.record_versions) or 'unknown')}",
-              f"- records: {p.record_count}, written {md(p.first_record)} to {md(p.last_record)}",
+              f"- records: {p.record_count}{refits_text(p)}, written {md(p.first_record)} to {md(p.last_record)}",
               f"- seeds: {md(', '.join(map(str, p.seeds)))}; label fractions: {md(fractions)}",
               "", "| encoder | revision | fingerprint |", "|---|---|---|"]
     lines += [f"| {md(e['name'])} | {md(e['revision'])} | {md(e['fingerprint'])} |" for e in p.encoders]
@@ -181,7 +194,12 @@ def markdown(context: dict, figure_folder: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(report: ScoreReport, records: pd.DataFrame, out_dir: str | Path, *, results: str | Path | None = None,
+def refits_text(p: sources.Provenance) -> str:
+    """What the record count leaves out: the refits, scored as the training-sample term, not as probes."""
+    return f" of fitted probes, and {p.refit_count} refit records" if p.refit_count else ""
+
+
+def write_report(report: ScoreReport, records: "Records | pd.DataFrame", out_dir: str | Path, *, results: str | Path | None = None,
                  predictions=None, seconds_per_image=None) -> ReportFiles:
     """Write report.html, report.md and figures/*.png|svg for a ScoreReport and the records it scored.
 
@@ -189,13 +207,14 @@ def write_report(report: ScoreReport, records: pd.DataFrame, out_dir: str | Path
     per-case predictions, loaded from `results` when not given.
     """
     from crsbench.core.timestamps import now
-    from crsbench.results.record_set import validated
+    from crsbench.results.record_set import Records
 
     started = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rec = validated(records)
-    data = ReportData(report, rec, sources.gather(results, rec),
+    held = Records.of(records)
+    rec = held.frame
+    data = ReportData(report, rec, sources.gather(results, rec, refit_count=len(held.refits)),
                       predictions if predictions is not None else load_stored_predictions(results),
                     seconds_per_image=dict(seconds_per_image) if seconds_per_image else None)
     drawn = draw_figures(data, out / "figures")

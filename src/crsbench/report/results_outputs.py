@@ -60,5 +60,5 @@ def write_results_report(results: str | Path, inputs: ScoringInputs, out_dir: st
 
     if scored is None:
         scored, _ = scored_or_score(inputs)
-    return write_pages(scored, inputs.records.frame, Path(out_dir) if out_dir else results_folder(results) / "report",
+    return write_pages(scored, inputs.records, Path(out_dir) if out_dir else results_folder(results) / "report",
                        results=results, predictions=inputs.predictions, seconds_per_image=seconds_per_image)

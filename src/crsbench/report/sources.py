@@ -28,6 +28,7 @@ class Provenance:
     record_count: int
     results: str
     notes: list[str] = field(default_factory=list)
+    refit_count: int = 0  # refit records beside them (the training-sample term), not counted in record_count
 
 
 def _dropped_text(value) -> str:
@@ -54,8 +55,9 @@ def _unique(records: pd.DataFrame, column: str) -> list:
     return sorted(records[column].dropna().unique().tolist()) if column in records else []
 
 
-def gather(results: str | Path | None, records: pd.DataFrame) -> Provenance:
-    """The provenance of `records` (the scored ones), with the runs and datasets that wrote them."""
+def gather(results: str | Path | None, records: pd.DataFrame, refit_count: int = 0) -> Provenance:
+    """The provenance of `records` (the scored ones), with the runs and datasets that wrote them, and the
+    number of refit records scored beside them."""
     runs, datasets = _store_tables(Path(results)) if results is not None else (pd.DataFrame(), pd.DataFrame())
     notes: list[str] = []
     run_ids = set(records["run_id"].dropna()) if "run_id" in records else set()
@@ -108,4 +110,5 @@ def gather(results: str | Path | None, records: pd.DataFrame) -> Provenance:
         record_count=int(len(records)),
         results=str(results) if results is not None else "(records given directly)",
         notes=notes,
+        refit_count=refit_count,
     )
