@@ -110,7 +110,7 @@ def test_every_user_string_is_escaped_in_html_and_markdown(hostile):
 
 
 def test_quoted_names_in_prose_are_code_on_the_page_and_stay_escaped():
-    from crsbench.report.page import prose_html
+    from crsbench.core.printable import prose_html
 
     assert prose_html("interval is `fitted_probes` in summary.json (`--target x`)") == (
         "interval is <code>fitted_probes</code> in summary.json (<code>--target x</code>)")

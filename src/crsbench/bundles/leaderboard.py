@@ -25,7 +25,7 @@ from pathlib import Path
 from crsbench.scoring.axes import AXES
 from crsbench.bundles.compare import Cohort
 from crsbench.bundles.repository import Refusal
-from crsbench.core.printable import printable
+from crsbench.core.printable import printable, prose_html
 from crsbench.report.claims import target_line
 from crsbench.report.components_view import DEFINITION_WORDS
 from crsbench.report.documents import json_ready
@@ -149,12 +149,14 @@ def context(report: ScoreReport, cohort: Cohort, refused: Sequence[Refusal] = ()
 def _environment():
     import jinja2
 
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("crsbench.bundles", "templates"),
-        autoescape=True,  # every user string is escaped; nothing is marked safe
+        autoescape=True,  # every user string is escaped; only `prose` marks text safe, after escaping it
         finalize=lambda value: printable(value) if type(value) is str else value,
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
     )
+    environment.filters["prose"] = prose_html
+    return environment
 
 
 def _asset(name: str) -> str:

@@ -38,3 +38,14 @@ def printable(text: object) -> str:
 def same_length(text: str) -> str:
     """For styled text whose spans index characters: each hidden character becomes one U+FFFD."""
     return "".join("\ufffd" if _hidden(c) else c for c in text)
+
+
+def prose_html(text: object):
+    """A sentence of ours for an HTML page: made printable and escaped as every user string is, then its
+    `code spans` (notes and captions quote option and field names so, as the terminal prints them) set as
+    <code>. Marked safe for an autoescaping template: nothing in it is left unescaped."""
+    import re
+
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub(r"`([^`\n]+)`", r"<code>\1</code>", str(escape(printable(str(text))))))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from crsbench.core.atomic import atomic_write
-from crsbench.core.printable import printable
+from crsbench.core.printable import printable, prose_html
 from crsbench.report import components_view, evidence, figure_style, figures, figures_more, narrative, sources, tables
 from crsbench.report.data import ReportData, load_stored_predictions
 from crsbench.report.terminal import partial_prefix
@@ -92,14 +92,6 @@ def departures(data: ReportData, drawn: list[FigureFile]) -> list[str]:
             by_reason.setdefault(figure.absent, []).append(figure.title)
     notes += [f"not drawn ({'; '.join(titles)}): {reason}" for reason, titles in by_reason.items()]
     return list(dict.fromkeys(notes))
-
-
-def prose_html(text: str):
-    """A sentence for the page: escaped as every user string is, then its `code spans` (the notes and
-    captions quote option and field names so, as the terminal prints them) set as <code>."""
-    from markupsafe import Markup, escape
-
-    return Markup(re.sub(r"`([^`\n]+)`", r"<code>\1</code>", str(escape(printable(str(text))))))
 
 
 def _environment():
