@@ -8,6 +8,7 @@ zero-width space makes two different names print alike. Each becomes a visible e
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 KEPT = frozenset("\n\t")
@@ -44,8 +45,6 @@ def prose_html(text: object):
     """A sentence of ours for an HTML page: made printable and escaped as every user string is, then its
     `code spans` (notes and captions quote option and field names so, as the terminal prints them) set as
     <code>. Marked safe for an autoescaping template: nothing in it is left unescaped."""
-    import re
-
     from markupsafe import Markup, escape
 
     return Markup(re.sub(r"`([^`\n]+)`", r"<code>\1</code>", str(escape(printable(str(text))))))

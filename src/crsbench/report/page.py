@@ -173,7 +173,7 @@ def markdown(context: dict, figure_folder: str) -> str:
               f"- suites: {md(suites)}",
               f"- report written by crsbench {md(p.package_version)}; records written by "
               f"{md(', '.join(p.record_versions) or 'unknown')}",
-              f"- records: {p.record_count}{refits_text(p)}, written {md(p.first_record)} to {md(p.last_record)}",
+              f"- records: {p.counted}, written {md(p.first_record)} to {md(p.last_record)}",
               f"- seeds: {md(', '.join(map(str, p.seeds)))}; label fractions: {md(fractions)}",
               "", "| encoder | revision | fingerprint |", "|---|---|---|"]
     lines += [f"| {md(e['name'])} | {md(e['revision'])} | {md(e['fingerprint'])} |" for e in p.encoders]
@@ -184,11 +184,6 @@ def markdown(context: dict, figure_folder: str) -> str:
     lines += [f"| {md(r['run_id'])} | {md(r['started_at'])} | {md(r['finished_at'])} | {md(r['records_written'])} | "
               f"{md(r['status'])} |" for r in p.runs]
     return "\n".join(lines) + "\n"
-
-
-def refits_text(p: sources.Provenance) -> str:
-    """What the record count leaves out: the refits, scored as the training-sample term, not as probes."""
-    return f" of fitted probes, and {p.refit_count} refit records" if p.refit_count else ""
 
 
 def write_report(report: ScoreReport, records: "Records | pd.DataFrame", out_dir: str | Path, *, results: str | Path | None = None,

@@ -30,6 +30,12 @@ class Provenance:
     notes: list[str] = field(default_factory=list)
     refit_count: int = 0  # refit records beside them (the training-sample term), not counted in record_count
 
+    @property
+    def counted(self) -> str:
+        """The records, in words: the fitted probes' and, where there are any, the refits' beside them."""
+        refits = f" and {self.refit_count} refit records" if self.refit_count else ""
+        return f"{self.record_count} run records{refits}"
+
 
 def _dropped_text(value) -> str:
     try:
