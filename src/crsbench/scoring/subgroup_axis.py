@@ -20,7 +20,7 @@ import pandas as pd
 
 from crsbench.metrics.weighted import WeightedMetrics, case_major
 from crsbench.scoring.subgroups import (assessable_reason, attribute_digest, label_columns, scored_probabilities,
-                                        subgroup_order)
+                                        stored_metrics, subgroup_order)
 
 MISSING_REASON = "no task's test set has an assessable subgroup of the attributes named"
 
@@ -105,8 +105,9 @@ def refit_worst(refit_rows: pd.DataFrame, groups: tuple[tuple[str, str, str], ..
         mine = clean[clean["encoder"] == encoder]
         if mine.empty or mine["subgroup_metrics"].iloc[0] is None:
             return None
-        by_key = {(m["attribute"], m["values"], m["subgroup"]): m["auroc"] for m in mine["subgroup_metrics"].iloc[0]}
-        picked = [by_key.get(g) for g in groups]
+        metrics = mine["subgroup_metrics"].iloc[0]
+        picked = [stored_metrics(metrics, attribute, digest).get(group, {}).get("auroc")
+                  for attribute, digest, group in groups]
         if any(v is None for v in picked):
             return None
         out.append(min(picked))

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from crsbench.scoring.refit_draws import RefitDraws
-from crsbench.scoring.subgroups import REFIT_QUANTITIES, SubgroupInput, SubgroupRefits, attribute_digest, subgroup_order
+from crsbench.scoring.subgroups import (REFIT_QUANTITIES, SubgroupInput, SubgroupRefits, attribute_digest,
+                                        stored_metrics, subgroup_order)
 
 
 def with_refits(sets: Sequence[SubgroupInput], refits: pd.DataFrame, encoders: Sequence[str],
@@ -63,7 +64,7 @@ def _cube(lists: dict[tuple[int, str], list], attribute: str, digest: str, group
                 return None
             per_record = []
             for metrics in records:
-                mine = {m["subgroup"]: m for m in metrics or () if m["attribute"] == attribute and m["values"] == digest}
+                mine = stored_metrics(metrics, attribute, digest)
                 if set(mine) != set(groups):
                     return None
                 per_record.append([[np.nan if mine[g][q] is None else mine[g][q] for g in groups]

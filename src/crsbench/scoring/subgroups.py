@@ -248,6 +248,12 @@ def subgroup_metrics(task_type: str, labels: np.ndarray, probabilities: np.ndarr
     return rows
 
 
+def stored_metrics(metrics: Sequence[dict] | None, attribute: str, digest: str) -> dict[str, dict]:
+    """subgroup -> its row of a refit record's `subgroup_metrics` (as `subgroup_metrics` writes them), for one
+    attribute with the values `digest` names; rows made for other values of the attribute are not read."""
+    return {m["subgroup"]: m for m in metrics or () if m["attribute"] == attribute and m["values"] == digest}
+
+
 def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
